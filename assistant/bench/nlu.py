@@ -1,0 +1,108 @@
+"""`assistant bench nlu`: NLU backends side by side in one run.
+
+For each backend and batch size: the whole backend call (numpy ids + mask in, numpy logits out) on real
+tokenized requests, p50/p99 latency and throughput; the first backend listed with torch-eager is the baseline
+that speed-ups are stated against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
+from assistant.config import Settings
+from assistant.nlu.artifacts import ensure_meeting_model
+from assistant.nlu.tokenizer import Batch, WordPieceTokenizer
+from engines.base import BackendOptions
+from engines.registry import create_backend, unavailable_reason
+from models.datagen.generator import GeneratorConfig, generate_splits
+
+__all__ = ["run_nlu_bench", "BenchRow"]
+
+BASELINE = "torch-eager"
+MIN_CALLS = 20
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    backend: str
+    precision: str
+    batch_size: int
+    latency: LatencyStats
+    throughput: float  # requests per second
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "precision": self.precision, "batch_size": self.batch_size,
+                **self.latency.as_dict(), "requests_per_s": round(self.throughput, 1)}
+
+
+def _batches(tokenizer: WordPieceTokenizer, texts: list[str], batch_size: int) -> list[Batch]:
+    items = tokenizer.tokenize(texts)
+    return [tokenizer.batch(items[i : i + batch_size]) for i in range(0, len(items) - batch_size + 1, batch_size)]
+
+
+def _measure(run: Any, batches: list[Batch], seconds: float, bar: tqdm) -> list[float]:
+    for batch in batches[:5]:  # warm-up: first calls allocate and plan
+        run(batch.input_ids, batch.attention_mask)
+    samples: list[float] = []
+    deadline = time.perf_counter() + seconds
+    i = 0
+    while time.perf_counter() < deadline or len(samples) < MIN_CALLS:
+        batch = batches[i % len(batches)]
+        start = time.perf_counter()
+        run(batch.input_ids, batch.attention_mask)
+        samples.append(time.perf_counter() - start)
+        i += 1
+    bar.update()
+    return samples
+
+
+def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
+    model = ensure_meeting_model(settings.cache_dir)
+    tokenizer = WordPieceTokenizer(model.tokenizer_file)
+    _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512))
+    texts = [e.text for e in dev]
+    sizes = [int(s) for s in args.batch_sizes.split(",")]
+    batches = {size: _batches(tokenizer, texts, size) for size in sizes}
+    specs = [spec.split(":", 1) if ":" in spec else [spec, "auto"] for spec in args.backends.split(",")]
+    rows: list[BenchRow] = []
+    skipped: dict[str, str] = {}
+    with tqdm(total=len(specs) * len(sizes), desc="bench nlu", unit="case", file=sys.stderr) as bar:
+        for name, precision in specs:
+            reason = unavailable_reason(name)
+            if reason is not None:
+                skipped[f"{name}:{precision}"] = reason
+                bar.update(len(sizes))
+                continue
+            backend = create_backend(name, model.files, BackendOptions(precision, args.threads))
+            info = backend.info()
+            for size in sizes:
+                samples = _measure(backend.run, batches[size], args.seconds, bar)
+                stats = LatencyStats.from_seconds(samples)
+                rows.append(BenchRow(info.name, info.precision, size, stats, size * len(samples) / sum(samples)))
+            backend.close()
+    baseline = {r.batch_size: r for r in rows if r.backend == BASELINE}
+    table = []
+    for r in rows:
+        base = baseline.get(r.batch_size)
+        speedup = f"{base.latency.p50_ms / r.latency.p50_ms:.1f}x" if base else "-"
+        table.append([r.backend, r.precision, r.batch_size, f"{r.latency.p50_ms:.3f}", f"{r.latency.p99_ms:.3f}",
+                      f"{r.throughput:,.0f}", speedup])
+    print(format_table(["backend", "precision", "batch", "p50 ms", "p99 ms", "requests/s",
+                        f"p50 speed-up vs {BASELINE}"], table))
+    for spec, reason in skipped.items():
+        print(f"skipped {spec}: {reason}")
+    if args.json:
+        write_report(args.json, {
+            "benchmark": "nlu backends, whole backend call (numpy in, numpy out)",
+            "command": " ".join(["assistant", "bench", "nlu", *sys.argv[3:]]),
+            "machine": machine_info(), "model": model.manifest["key"], "threads": args.threads,
+            "rows": [r.as_dict() for r in rows], "skipped": skipped,
+        })
+    return 0

@@ -1,0 +1,153 @@
+"""`assistant` command line: the only place that parses arguments and reads config files and environment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from assistant.config import Settings, load_settings
+from assistant.errors import AssistantError, ConfigError
+
+__all__ = ["main"]
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = load_settings(args.config, os.environ)
+    nlu = settings.nlu
+    if getattr(args, "backend", None):
+        nlu = replace(nlu, backend=args.backend)
+    if getattr(args, "precision", None):
+        nlu = replace(nlu, precision=args.precision)
+    return replace(settings, nlu=nlu)
+
+
+def _check_time_args(now: str | None, tz: str | None) -> None:
+    """--now and --tz are the reference point for relative dates ("tomorrow"); refuse bad ones up front."""
+    if now is not None:
+        try:
+            datetime.fromisoformat(now)
+        except ValueError as exc:
+            raise ConfigError(f"--now {now!r} is not an ISO 8601 date-time (e.g. 2026-12-02T09:30:00+01:00)") from exc
+    if tz is not None:
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ConfigError(f"--tz {tz!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+
+
+def _lines(stream: IO[bytes], chunk: int, interactive: bool) -> Iterator[list[str]]:
+    """Chunks of decoded lines; one line at a time when a person types them."""
+    batch: list[str] = []
+    for raw in stream:
+        batch.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+        if interactive or len(batch) >= chunk:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    _check_time_args(args.now, args.tz)
+    if (args.file is None) == (args.text is None):
+        raise ConfigError("give either TEXT or --file PATH|- (not both)")
+    settings = _settings(args)
+    from assistant.nlu.loader import build_parser  # after argument checks: loading may build the model
+
+    parser = build_parser(settings, verbose=args.verbose)
+
+    def emit(texts: Sequence[str]) -> None:
+        for result in parser.parse_many(texts):
+            sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    if args.text is not None:
+        emit([args.text])
+    elif args.file == "-":
+        for chunk in _lines(sys.stdin.buffer, settings.nlu.batch_size, sys.stdin.isatty()):
+            emit(chunk)
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise ConfigError(f"--file {path}: no such file")
+        with path.open("rb") as handle:
+            for chunk in _lines(handle, settings.nlu.batch_size, interactive=False):
+                emit(chunk)
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from assistant.nlu.artifacts import ensure_meeting_model
+
+    model = ensure_meeting_model(_settings(args).cache_dir, rebuild=args.force)
+    print(json.dumps({"folder": str(model.folder), "dev": model.manifest["dev"],
+                      "int8_kept": model.manifest["int8_kept"]}, indent=2))
+    return 0
+
+
+def _cmd_bench_nlu(args: argparse.Namespace) -> int:
+    from assistant.bench.nlu import run_nlu_bench
+
+    return run_nlu_bench(_settings(args), args)
+
+
+def _cmd_bench_atis(args: argparse.Namespace) -> int:
+    from models.atis import run_atis_benchmark
+
+    return run_atis_benchmark(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="assistant", description="Voice-to-action meeting-booking assistant")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, help="config file (default: configs/default.toml)")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    parse = sub.add_parser("parse", parents=[common], help="understand text: intent + slots as JSON lines")
+    parse.add_argument("text", nargs="?", metavar="TEXT")
+    parse.add_argument("--file", metavar="PATH|-", help="one text per line; '-' reads standard input")
+    parse.add_argument("--now", help="reference date-time, ISO 8601 (default: now)")
+    parse.add_argument("--tz", help="IANA time zone (default: config, else this machine's)")
+    parse.add_argument("--backend", help="NLU backend (default from config: onnxruntime)")
+    parse.add_argument("--precision", choices=["auto", "fp32", "int8"])
+    parse.add_argument("-v", "--verbose", action="store_true", help="say which backend runs")
+    parse.set_defaults(func=_cmd_parse)
+
+    train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
+    train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
+    train.set_defaults(func=_cmd_train)
+
+    bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
+    nlu = bench.add_parser("nlu", parents=[common], help="NLU backends side by side (latency, throughput)")
+    nlu.add_argument("--backends", default="onnxruntime:fp32,onnxruntime:int8,torch-eager:fp32",
+                     help="comma-separated NAME[:PRECISION]")
+    nlu.add_argument("--batch-sizes", default="1,32", help="comma-separated batch sizes")
+    nlu.add_argument("--seconds", type=float, default=3.0, help="measuring time per backend and batch size")
+    nlu.add_argument("--threads", type=int, default=0, help="CPU threads per call (0: runtime default)")
+    nlu.add_argument("--json", type=Path, help="write the report here")
+    nlu.set_defaults(func=_cmd_bench_nlu)
+
+    atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
+    atis.add_argument("--epochs", type=int, default=10)
+    atis.add_argument("--json", type=Path, help="write the scores here")
+    atis.set_defaults(func=_cmd_bench_atis)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except AssistantError as exc:
+        print(f"assistant: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

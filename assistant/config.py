@@ -1,0 +1,76 @@
+"""Settings: parsed once at the edge (CLI) from configs/*.toml into frozen dataclasses, then passed down."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import ConfigError
+
+__all__ = ["NLUSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
+
+
+@dataclass(frozen=True)
+class NLUSettings:
+    backend: str = "onnxruntime"
+    precision: str = "auto"
+    threads: int = 0
+    min_confidence: float = 0.5
+    max_tokens: int = 128
+    max_chars: int = 1000
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache_dir: Path
+    rooms_file: Path
+    timezone: str = ""
+    nlu: NLUSettings = field(default_factory=NLUSettings)
+
+
+def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(data) - set(known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    defaults = cls()
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        expected = type(getattr(defaults, key))
+        if isinstance(value, bool) != (expected is bool):  # bool is an int to Python, never to a config
+            raise ConfigError(f"{where}.{key}: expected {expected.__name__}, got {value!r}")
+        if expected is float and isinstance(value, int):
+            value = float(value)
+        if not isinstance(value, expected):
+            raise ConfigError(f"{where}.{key}: expected {expected.__name__}, got {value!r}")
+        values[key] = value
+    return replace(defaults, **values)
+
+
+def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
+    """Read a config file (default: configs/default.toml); env supplies XDG_CACHE_HOME and HOME."""
+    path = path or DEFAULT_CONFIG
+    try:
+        data = tomllib.loads(path.read_text()) if path.exists() else {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    unknown = set(data) - {"paths", "nlu", "time"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
+    paths = data.get("paths", {})
+    cache = paths.get("cache_dir", "")
+    if cache:
+        cache_dir = Path(cache).expanduser()
+    else:
+        xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
+        cache_dir = Path(xdg) / "voice-assistant"
+    rooms = path.parent / paths.get("rooms", "rooms.toml")
+    timezone = data.get("time", {}).get("timezone", "")
+    return Settings(cache_dir=cache_dir, rooms_file=rooms, timezone=timezone,
+                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"))

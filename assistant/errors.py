@@ -1,0 +1,35 @@
+"""The project's exceptions.
+
+    AssistantError                 anything the product reports to a person in words
+    ├── ConfigError                a config file or option is wrong
+    ├── ModelUnavailable           an artifact cannot be made or loaded (missing package, no torch to train)
+    ├── BackendUnavailable         an inference backend cannot run here (package, engine file or GPU missing)
+    └── InputError                 a request is unusable (empty, too long); carries a stable `code`
+"""
+
+from __future__ import annotations
+
+__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError"]
+
+
+class AssistantError(Exception):
+    """Base of every error the product explains to its user."""
+
+
+class ConfigError(AssistantError):
+    pass
+
+
+class ModelUnavailable(AssistantError):
+    pass
+
+
+class BackendUnavailable(AssistantError):
+    pass
+
+
+class InputError(AssistantError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

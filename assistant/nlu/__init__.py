@@ -1,0 +1,1 @@
+"""Intent + slot understanding: tokenization, BIO decoding, the parser that runs a backend."""

@@ -1,0 +1,79 @@
+"""WordPiece tokenization shared by training and every backend.
+
+Words are the BERT pre-tokenizer's words (whitespace and punctuation split: "3.45pm" -> "3", ".", "45pm"), so a
+slot boundary always falls between words. A word's tag is predicted on its first sub-token (JointBERT); its
+character span runs from its first sub-token's start to its last sub-token's end, so slot text is always an exact
+substring of what was said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+from tokenizers import Encoding, Tokenizer
+
+__all__ = ["Batch", "WordPieceTokenizer", "TokenizedText"]
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    """One text: token ids, and for every word its first token index and character span."""
+
+    ids: list[int]
+    word_first_token: list[int]
+    word_spans: list[tuple[int, int]]
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class Batch:
+    input_ids: NDArray[np.int64]  # (batch, seq), padded with the pad id
+    attention_mask: NDArray[np.int64]  # (batch, seq), 1 for real tokens
+
+
+class WordPieceTokenizer:
+    def __init__(self, tokenizer_file: Path) -> None:
+        self._tok = Tokenizer.from_file(str(tokenizer_file))
+        # The model package ships fixed padding to 128 and truncation; we pad per batch and refuse long input.
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        pad_id = self._tok.token_to_id("[PAD]")
+        self.pad_id = 0 if pad_id is None else pad_id
+
+    def tokenize(self, texts: Sequence[str]) -> list[TokenizedText]:
+        return [_words(enc) for enc in self._tok.encode_batch(list(texts))]
+
+    def batch(self, items: Sequence[TokenizedText], pad_to_multiple: int = 1) -> Batch:
+        """Pad to the longest item (rounded up to a multiple, so shape-specialized engines see few shapes)."""
+        longest = max(item.num_tokens for item in items)
+        length = -(-longest // pad_to_multiple) * pad_to_multiple
+        ids = np.full((len(items), length), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(items), length), dtype=np.int64)
+        for row, item in enumerate(items):
+            ids[row, : item.num_tokens] = item.ids
+            mask[row, : item.num_tokens] = 1
+        return Batch(ids, mask)
+
+
+def _words(enc: Encoding) -> TokenizedText:
+    first: list[int] = []
+    spans: list[tuple[int, int]] = []
+    previous: int | None = None
+    for index, (word, (start, end)) in enumerate(zip(enc.word_ids, enc.offsets, strict=True)):
+        if word is None:  # [CLS], [SEP]
+            previous = None
+            continue
+        if word != previous:
+            first.append(index)
+            spans.append((start, end))
+        else:
+            spans[-1] = (spans[-1][0], end)
+        previous = word
+    return TokenizedText(ids=list(enc.ids), word_first_token=first, word_spans=spans)

@@ -1,0 +1,52 @@
+"""Pick a backend by name, importing only the one chosen, and say why one cannot run."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from assistant.errors import BackendUnavailable
+from engines.base import BackendOptions, JointModelFiles, NLUBackend
+
+__all__ = ["BACKENDS", "create_backend", "unavailable_reason"]
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    module: str
+    cls: str
+    needs: tuple[str, ...]  # importable packages it requires
+    hint: str  # how to get them
+
+
+BACKENDS: dict[str, BackendEntry] = {
+    "onnxruntime": BackendEntry("engines.onnxruntime", "OnnxRuntimeBackend", ("onnxruntime",),
+                                "pip install onnxruntime"),
+    "torch-eager": BackendEntry("engines.torch_eager", "TorchEagerBackend", ("torch", "transformers", "safetensors"),
+                                "pip install -e '.[train]'"),
+}
+
+
+def unavailable_reason(name: str) -> str | None:
+    """None when the backend can be created here, else why not in words."""
+    entry = BACKENDS.get(name)
+    if entry is None:
+        return f"unknown backend {name!r}; known: {', '.join(BACKENDS)}"
+    missing = [pkg for pkg in entry.needs if importlib.util.find_spec(pkg) is None]
+    if missing:
+        return f"backend {name!r} needs {', '.join(missing)} ({entry.hint})"
+    return None
+
+
+def create_backend(name: str, files: JointModelFiles, options: BackendOptions) -> NLUBackend:
+    reason = unavailable_reason(name)
+    if reason is not None:
+        raise BackendUnavailable(reason)
+    entry = BACKENDS[name]
+    cls = getattr(importlib.import_module(entry.module), entry.cls)
+    try:
+        backend: NLUBackend = cls(files, options)
+    except (ValueError, FileNotFoundError) as exc:
+        raise BackendUnavailable(f"backend {name!r}: {exc}") from exc
+    return backend

@@ -1,0 +1,1 @@
+"""Recipes that make model artifacts: training data, training, export, quantization, benchmarks."""

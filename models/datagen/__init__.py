@@ -1,0 +1,1 @@
+"""Training-data generator for meeting-booking requests (see generator.py)."""

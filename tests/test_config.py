@@ -1,0 +1,48 @@
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from assistant.config import DEFAULT_CONFIG, NLUSettings, load_settings
+from assistant.errors import ConfigError
+
+
+def test_default_toml_states_the_code_defaults() -> None:
+    data = tomllib.loads(DEFAULT_CONFIG.read_text())
+    assert data["nlu"] == asdict(NLUSettings())
+
+
+def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
+    settings = load_settings(None, {"XDG_CACHE_HOME": str(tmp_path)})
+    assert settings.cache_dir == tmp_path / "voice-assistant"
+    assert settings.rooms_file == DEFAULT_CONFIG.parent / "rooms.toml"
+    assert load_settings(None, {"HOME": str(tmp_path)}).cache_dir == tmp_path / ".cache" / "voice-assistant"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[nlu]\nbackedn = 'onnxruntime'\n", "unknown key(s) backedn"),
+    ("[nlu]\nthreads = 'two'\n", "expected int"),
+    ("[nlu]\nmin_confidence = true\n", "expected float"),
+    ("[gpu]\nx = 1\n", "unknown section(s) gpu"),
+    ("[nlu\n", "Expected"),
+])
+def test_bad_config_is_explained(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_settings(path, {})
+
+
+def test_int_is_accepted_for_float(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[nlu]\nmin_confidence = 1\nbackend = 'torch-eager'\n")
+    nlu = load_settings(path, {}).nlu
+    assert nlu.min_confidence == 1.0 and nlu.backend == "torch-eager"
+
+
+def test_room_directory_has_the_default_rooms() -> None:
+    rooms = tomllib.loads((DEFAULT_CONFIG.parent / "rooms.toml").read_text())["room"]
+    assert {r["name"]: r["seats"] for r in rooms} == {
+        "Everest": 12, "Kilimanjaro": 8, "Denali": 6, "Fuji": 4, "Matterhorn": 10, "Olympus": 20}
+    assert all(isinstance(r["aliases"], list) for r in rooms)
