@@ -18,7 +18,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml requirements/models.txt
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt
-	$(PIP) install -e '.[train,test]'
+	$(PIP) install -e '.[train,test,bench]'
 	$(PIP) install --no-deps -r requirements/bench.txt
 	touch $@
 
@@ -35,8 +35,8 @@ lint: install-test
 	$(VENV)/bin/ruff check assistant engines models tests
 	$(VENV)/bin/mypy assistant engines
 
-bench-nlu: install
-	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json
+bench-nlu: install-test
+	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json --plot docs/benchmarks/nlu-cpu.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

@@ -133,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     nlu.add_argument("--seconds", type=float, default=3.0, help="measuring time per backend and batch size")
     nlu.add_argument("--threads", type=int, default=0, help="CPU threads per call (0: runtime default)")
     nlu.add_argument("--json", type=Path, help="write the report here")
+    nlu.add_argument("--plot", type=Path, help="write a PNG of latency per backend and batch size here")
     nlu.set_defaults(func=_cmd_bench_nlu)
 
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")

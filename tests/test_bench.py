@@ -28,7 +28,8 @@ def test_bench_nlu_reports_every_backend_and_batch(tmp_path: Path) -> None:
     out = tmp_path / "nlu.json"
     proc = subprocess.run(
         [sys.executable, "-m", "assistant", "bench", "nlu", "--seconds", "0.05", "--batch-sizes", "1,4",
-         "--backends", "onnxruntime:fp32,torch-eager,no-such-backend", "--json", str(out)],
+         "--backends", "onnxruntime:fp32,torch-eager,no-such-backend", "--json", str(out),
+         "--plot", str(tmp_path / "nlu.png")],
         capture_output=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     report = json.loads(out.read_text())
@@ -38,3 +39,4 @@ def test_bench_nlu_reports_every_backend_and_batch(tmp_path: Path) -> None:
     assert "unknown backend" in report["skipped"]["no-such-backend:auto"]
     assert report["machine"]["cores"] >= 1
     assert "speed-up vs torch-eager" in proc.stdout.decode()
+    assert (tmp_path / "nlu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

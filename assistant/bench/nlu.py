@@ -98,6 +98,11 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
                         f"p50 speed-up vs {BASELINE}"], table))
     for spec, reason in skipped.items():
         print(f"skipped {spec}: {reason}")
+    if args.plot:
+        from assistant.bench.plot import plot_backend_latency
+
+        plot_backend_latency([r.as_dict() for r in rows], args.plot,
+                             f"NLU backend call, {machine_info()['cpu']} ({machine_info()['cores']} cores)")
     if args.json:
         write_report(args.json, {
             "benchmark": "nlu backends, whole backend call (numpy in, numpy out)",
