@@ -64,9 +64,7 @@ def train_joint_model(encoder_dir: Path, features: Sequence[Feature], tokenizer:
     model = JointIntentSlotModel.from_pretrained_encoder(
         encoder_dir, len(labels.intents), len(labels.slot_labels), config.dropout
     )
-    # The word-embedding table is half the parameters; freezing it halves the optimizer's work on 2 cores and
-    # keeps the pretrained vocabulary intact for words the generated data never shows.
-    model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
+    model.encoder.embeddings.word_embeddings.weight.requires_grad_(not config.freeze_word_embeddings)
     no_decay = ("bias", "LayerNorm.weight")
     trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     groups = [
