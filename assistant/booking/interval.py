@@ -1,0 +1,121 @@
+"""A day + start/end/duration phrases -> an exact, zone-aware meeting interval, with the assumptions made.
+
+- am/pm said on one end of a range applies to the other ("2 to 3 pm", "between 1 and 2 pm"), unless that
+  would put the start after the end ("11 to 1 pm" is 11 am to 1 pm).
+- A bare clock hour follows the policy (default 8-11 morning, 12 noon, 1-7 afternoon), and says so.
+- No end and no duration: the default duration (30 minutes), and says so.
+- Durations are real elapsed time (added in UTC), so an hour across a DST change is 60 minutes; a local time
+  that does not exist (the spring-forward gap) moves forward to the first time that does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from assistant.booking.clock import ClockTime, DayPart, Meridiem, parse_clock, resolve_meridiem
+from assistant.booking.durations import parse_duration
+
+__all__ = ["TimePolicy", "Interval", "Unresolved", "resolve_interval", "localize"]
+
+
+@dataclass(frozen=True)
+class TimePolicy:
+    morning_hours: range = field(default_factory=lambda: range(8, 12))
+    afternoon_hours: range = field(default_factory=lambda: range(1, 8))
+    default_duration: timedelta = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Interval:
+    start: datetime
+    end: datetime
+    assumptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    missing: tuple[str, ...]  # slot names a person must still give
+    reason: str
+
+
+def localize(day: date, hour: int, minute: int, tz: ZoneInfo) -> datetime:
+    """Wall-clock time on a day in a zone; a time inside a DST gap moves forward by the gap."""
+    naive = datetime.combine(day, time(hour, minute))
+    aware = naive.replace(tzinfo=tz, fold=0)
+    round_trip = aware.astimezone(UTC).astimezone(tz)
+    return round_trip if round_trip.replace(tzinfo=None) != naive else aware
+
+
+def _fmt(hour: int, minute: int) -> str:
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _start_hour(start: ClockTime, end: ClockTime | None, part: DayPart | None, policy: TimePolicy,
+                notes: list[str], said: str) -> tuple[int, int]:
+    if start.fixed:
+        return start.hour, start.minute
+    if start.meridiem is not None:
+        return start.to_24h(start.meridiem)
+    if end is not None and end.meridiem is not None and not end.fixed:
+        same = start.to_24h(end.meridiem)
+        end_24 = end.to_24h(end.meridiem)
+        if same <= end_24:
+            return same
+        return start.to_24h(Meridiem.AM if end.meridiem is Meridiem.PM else Meridiem.PM)
+    if end is not None and end.fixed:  # "11 to 14:00", "10 until noon": the start comes before the end
+        for meridiem in (Meridiem.AM, Meridiem.PM):
+            candidate = start.to_24h(meridiem)
+            if candidate < (end.hour, end.minute) and (end.hour, end.minute) <= (candidate[0] + 12, candidate[1]):
+                return candidate
+    if part is not None:
+        return start.to_24h(part.meridiem)
+    meridiem = resolve_meridiem(start.hour, policy.morning_hours, policy.afternoon_hours)
+    hour, minute = start.to_24h(meridiem)
+    notes.append(f"start time '{said}' taken as {_fmt(hour, minute)} (no am/pm said)")
+    return hour, minute
+
+
+def _end_hour(end: ClockTime, start_24: tuple[int, int], start: ClockTime) -> tuple[int, int]:
+    if end.fixed:
+        return end.hour, end.minute
+    if end.meridiem is not None:
+        return end.to_24h(end.meridiem)
+    if start.meridiem is not None and not start.fixed:
+        candidate = end.to_24h(start.meridiem)
+        if candidate > start_24:
+            return candidate
+    for meridiem in (Meridiem.AM, Meridiem.PM):  # the first end after the start
+        candidate = end.to_24h(meridiem)
+        if candidate > start_24:
+            return candidate
+    return end.to_24h(Meridiem.AM)
+
+
+def resolve_interval(day: date, tz: ZoneInfo, start_text: str | None, end_text: str | None = None,
+                     duration_text: str | None = None, part: DayPart | None = None,
+                     policy: TimePolicy | None = None) -> Interval | Unresolved:
+    policy = policy or TimePolicy()
+    notes: list[str] = []
+    start = parse_clock(start_text) if start_text else None
+    if start is None:
+        return Unresolved(("start_time",), "no start time" if not start_text else f"cannot read '{start_text}'")
+    end = parse_clock(end_text) if end_text else None
+    if end_text and end is None:
+        return Unresolved(("end_time",), f"cannot read the end time '{end_text}'")
+    start_24 = _start_hour(start, end, part, policy, notes, start_text or "")
+    start_at = localize(day, *start_24, tz)
+    if end is not None:
+        end_24 = _end_hour(end, start_24, start)
+        end_day = day + timedelta(days=1) if end_24 <= start_24 else day  # "10 pm to midnight"
+        end_at = localize(end_day, *end_24, tz)
+    elif duration_text:
+        length = parse_duration(duration_text)
+        if length is None:
+            return Unresolved(("duration",), f"cannot read the duration '{duration_text}'")
+        end_at = (start_at.astimezone(UTC) + length).astimezone(tz)
+    else:
+        end_at = (start_at.astimezone(UTC) + policy.default_duration).astimezone(tz)
+        notes.append(f"no end or duration said: {int(policy.default_duration.total_seconds() // 60)} minutes")
+    return Interval(start_at, end_at, tuple(notes))
