@@ -1,0 +1,49 @@
+from pathlib import Path
+
+import pytest
+
+from assistant.booking.rooms import RoomDirectory
+from assistant.config import DEFAULT_CONFIG
+from assistant.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def rooms() -> RoomDirectory:
+    return RoomDirectory.load(DEFAULT_CONFIG.parent / "rooms.toml")
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("Everest", "everest"), ("everest", "everest"), ("the Everest Room", "everest"), ("Mount Everest", "everest"),
+    ("Everist", "everest"), ("Ever rest", "everest"), ("Evrest", "everest"), ("Everest's", "everest"),
+    ("Kilimanjaro", "kilimanjaro"), ("Kili manjaro", "kilimanjaro"), ("Kili", "kilimanjaro"),
+    ("Killamanjaro", "kilimanjaro"), ("Kilomanjaro", "kilimanjaro"), ("Mattahorn", "matterhorn"),
+    ("Matter horn", "matterhorn"), ("the Matterhorn", "matterhorn"), ("Materhorn", "matterhorn"),
+    ("Denali", "denali"), ("Denally", "denali"), ("De Nali", "denali"), ("McKinley", "denali"),
+    ("Fuji", "fuji"), ("Mount Fuji", "fuji"), ("Fujii", "fuji"), ("Olympus", "olympus"), ("Olimpus", "olympus"),
+    ("the big room", "olympus"), ("Olympics", "olympus"),
+])
+def test_matches_what_recognizers_write(rooms: RoomDirectory, said: str, key: str) -> None:
+    match = rooms.match(said)
+    assert match is not None and match.room.key == key
+
+
+@pytest.mark.parametrize("said", ["Aurora", "Room 101", "the kitchen", "", "the room"])
+def test_unknown_rooms_are_not_forced_onto_the_directory(rooms: RoomDirectory, said: str) -> None:
+    assert rooms.match(said) is None
+
+
+def test_smallest_room_with_enough_seats(rooms: RoomDirectory) -> None:
+    assert rooms.smallest_fitting(3).key == "fuji"  # type: ignore[union-attr]
+    assert rooms.smallest_fitting(7).key == "kilimanjaro"  # type: ignore[union-attr]
+    assert rooms.smallest_fitting(7, candidates={"everest", "olympus"}).key == "everest"  # type: ignore[union-attr]
+    assert rooms.smallest_fitting(21) is None
+
+
+def test_bad_directory_is_explained(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.toml"
+    path.write_text("[[room]]\nname = 'Broom closet'\n")
+    with pytest.raises(ConfigError, match="needs a name and seats"):
+        RoomDirectory.load(path)
+    path.write_text("")
+    with pytest.raises(ConfigError, match="empty"):
+        RoomDirectory.load(path)
