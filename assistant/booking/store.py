@@ -1,0 +1,65 @@
+"""The booking store interface: what the dispatcher needs from a calendar, nothing about SQLite.
+
+SQLite (sqlite_store.py) is the embedded default; a CalDAV or HTTP calendar implements the same Protocol.
+Every write carries an idempotency key: replaying a key returns the first outcome and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+__all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome"]
+
+
+@dataclass(frozen=True)
+class Booking:
+    id: str
+    room: str  # directory key, lower case
+    start: datetime  # aware
+    end: datetime  # aware, after start
+    title: str | None = None
+    attendees: tuple[str, ...] = ()
+    conversation: str | None = None
+
+
+@dataclass(frozen=True)
+class Booked:
+    booking: Booking
+    replayed: bool = False  # True: this idempotency key had already run; nothing new was written
+
+
+@dataclass(frozen=True)
+class Conflict:
+    room: str
+    start: datetime
+    end: datetime
+    clashes: tuple[Booking, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class NotFound:
+    booking_id: str
+
+
+Outcome = Booked | Conflict | NotFound
+
+
+class BookingStore(Protocol):
+    def book(self, booking: Booking, idempotency_key: str) -> Booked | Conflict: ...
+
+    def cancel(self, booking_id: str, idempotency_key: str) -> Booked | NotFound:
+        """Booked(the cancelled booking) or NotFound."""
+        ...
+
+    def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str) -> Outcome: ...
+
+    def bookings(self, start: datetime, end: datetime, room: str | None = None) -> Sequence[Booking]:
+        """Active bookings overlapping [start, end), by start time."""
+        ...
+
+    def get(self, booking_id: str) -> Booking | None: ...
+
+    def close(self) -> None: ...
