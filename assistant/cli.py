@@ -6,7 +6,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -29,18 +30,36 @@ def _settings(args: argparse.Namespace) -> Settings:
     return replace(settings, nlu=nlu)
 
 
-def _check_time_args(now: str | None, tz: str | None) -> None:
-    """--now and --tz are the reference point for relative dates ("tomorrow"); refuse bad ones up front."""
-    if now is not None:
-        try:
-            datetime.fromisoformat(now)
-        except ValueError as exc:
-            raise ConfigError(f"--now {now!r} is not an ISO 8601 date-time (e.g. 2026-12-02T09:30:00+01:00)") from exc
-    if tz is not None:
-        try:
-            ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ConfigError(f"--tz {tz!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+def _local_zone_name(env: Mapping[str, str]) -> str:
+    """This machine's IANA zone: $TZ, /etc/timezone, or the /etc/localtime link; UTC when none says."""
+    if env.get("TZ", "").strip(":"):
+        return env["TZ"].strip(":")
+    try:
+        return Path("/etc/timezone").read_text().strip() or "UTC"
+    except OSError:
+        pass
+    localtime = Path("/etc/localtime")
+    if localtime.is_symlink() and "zoneinfo/" in str(localtime.resolve()):
+        return str(localtime.resolve()).split("zoneinfo/", 1)[1]
+    return "UTC"
+
+
+def _reference_time(now: str | None, tz: str | None, settings: Settings) -> datetime:
+    """--now and --tz fix the reference point for relative dates ("tomorrow"); refuse bad ones up front.
+
+    Without --now it is the current time in the zone; a naive --now is a wall-clock time in the zone."""
+    zone_name = tz or settings.timezone or _local_zone_name(os.environ)
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"--tz {zone_name!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+    if now is None:
+        return datetime.now(zone)
+    try:
+        moment = datetime.fromisoformat(now)
+    except ValueError as exc:
+        raise ConfigError(f"--now {now!r} is not an ISO 8601 date-time (e.g. 2026-12-02T09:30:00+01:00)") from exc
+    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment.astimezone(zone)
 
 
 def _lines(stream: IO[bytes], chunk: int, interactive: bool) -> Iterator[list[str]]:
@@ -56,17 +75,19 @@ def _lines(stream: IO[bytes], chunk: int, interactive: bool) -> Iterator[list[st
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    _check_time_args(args.now, args.tz)
+    settings = _settings(args)
+    fixed_now = _reference_time(args.now, args.tz, settings)
     if (args.file is None) == (args.text is None):
         raise ConfigError("give either TEXT or --file PATH|- (not both)")
-    settings = _settings(args)
-    from assistant.nlu.loader import build_parser  # after argument checks: loading may build the model
+    from assistant.nlu.loader import build_text_pipeline  # after argument checks: loading may build the model
 
-    parser = build_parser(settings, verbose=args.verbose)
+    pipeline = build_text_pipeline(settings, args.store, verbose=args.verbose)
+    conversation = args.conversation or f"cli-{uuid.uuid4().hex[:12]}"
 
     def emit(texts: Sequence[str]) -> None:
-        for result in parser.parse_many(texts):
-            sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        now = fixed_now if args.now else datetime.now(fixed_now.tzinfo)
+        for record in pipeline.handle(texts, conversation, now, commit=args.commit):
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
     if args.text is not None:
@@ -111,11 +132,16 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--config", type=Path, help="config file (default: configs/default.toml)")
     sub = top.add_subparsers(dest="command", required=True)
 
-    parse = sub.add_parser("parse", parents=[common], help="understand text: intent + slots as JSON lines")
+    parse = sub.add_parser("parse", parents=[common],
+                           help="understand text: intent, slots and the resulting command, as JSON lines")
     parse.add_argument("text", nargs="?", metavar="TEXT")
     parse.add_argument("--file", metavar="PATH|-", help="one text per line; '-' reads standard input")
     parse.add_argument("--now", help="reference date-time, ISO 8601 (default: now)")
     parse.add_argument("--tz", help="IANA time zone (default: config, else this machine's)")
+    parse.add_argument("--commit", action="store_true",
+                       help="run the commands against the store (default: a dry run that writes nothing)")
+    parse.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
+    parse.add_argument("--conversation", help="conversation id; lines of one --file are turns of one conversation")
     parse.add_argument("--backend", help="NLU backend (default from config: onnxruntime)")
     parse.add_argument("--precision", choices=["auto", "fp32", "int8"])
     parse.add_argument("-v", "--verbose", action="store_true", help="say which backend runs")

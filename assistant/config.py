@@ -10,7 +10,7 @@ from typing import Any
 
 from assistant.errors import ConfigError
 
-__all__ = ["NLUSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
+__all__ = ["NLUSettings", "BookingSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -27,11 +27,22 @@ class NLUSettings:
 
 
 @dataclass(frozen=True)
+class BookingSettings:
+    store: str = ""  # SQLite file; "" = $XDG_DATA_HOME/voice-assistant/bookings.sqlite
+    default_duration_minutes: int = 30
+    morning_hours: list[int] = field(default_factory=lambda: [8, 11])  # bare hours read as am (inclusive)
+    afternoon_hours: list[int] = field(default_factory=lambda: [1, 7])  # bare hours read as pm (inclusive)
+    conversation_idle_seconds: int = 300
+
+
+@dataclass(frozen=True)
 class Settings:
     cache_dir: Path
     rooms_file: Path
+    store_file: Path
     timezone: str = ""
     nlu: NLUSettings = field(default_factory=NLUSettings)
+    booking: BookingSettings = field(default_factory=BookingSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -60,7 +71,7 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    unknown = set(data) - {"paths", "nlu", "time"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -72,5 +83,11 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         cache_dir = Path(xdg) / "voice-assistant"
     rooms = path.parent / paths.get("rooms", "rooms.toml")
     timezone = data.get("time", {}).get("timezone", "")
-    return Settings(cache_dir=cache_dir, rooms_file=rooms, timezone=timezone,
-                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"))
+    booking: BookingSettings = _section(BookingSettings, data.get("booking", {}), f"{path} [booking]")
+    if booking.store:
+        store_file = Path(booking.store).expanduser()
+    else:
+        xdg_data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
+        store_file = Path(xdg_data) / "voice-assistant" / "bookings.sqlite"
+    return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
+                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking)

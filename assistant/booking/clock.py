@@ -120,7 +120,7 @@ def parse_clock(text: str) -> ClockTime | None:
         return None
     if hour == 24:
         hour = 0
-    if hour == 0 or hour > 12:
+    if hour == 0 or hour > 12 or re.fullmatch(r"0\d[:.h]\d\d", rest):  # "14:30", "09:00": a 24 h clock
         return ClockTime(hour, minute, None, fixed=True)  # 24 h clock: no am/pm to guess
     return ClockTime(hour, minute, meridiem)
 

@@ -132,6 +132,11 @@ def _month_day(text: str, today: date) -> date | None:
 
 def parse_date(text: str, today: date) -> ResolvedDate | None:
     """A date phrase as the NLU tagged it; None when it names no day."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):  # ISO, as a proposal or a client writes it
+        try:
+            return ResolvedDate(date.fromisoformat(text.strip()))
+        except ValueError:
+            return None
     cleaned = _clean(text)
     part = parse_day_part(cleaned)
     core = re.sub(r"\s+", " ", _PARTS.sub(" ", cleaned)).strip()

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
+from pathlib import Path
 
+from assistant.booking.dialogue import Dialogue
+from assistant.booking.dispatcher import Dispatcher
+from assistant.booking.interval import TimePolicy
+from assistant.booking.rooms import RoomDirectory
+from assistant.booking.sqlite_store import SqliteStore
 from assistant.config import Settings
+from assistant.errors import ConfigError
 from assistant.nlu.artifacts import ensure_meeting_model
 from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.tokenizer import WordPieceTokenizer
+from assistant.text_pipeline import TextPipeline
 from engines.base import BackendOptions
 from engines.registry import create_backend
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "build_text_pipeline"]
 
 
 def build_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser:
@@ -25,3 +34,19 @@ def build_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser:
         min_confidence=nlu.min_confidence, max_tokens=nlu.max_tokens, max_chars=nlu.max_chars,
         batch_size=nlu.batch_size,
     )
+
+
+def build_text_pipeline(settings: Settings, store_file: Path | None = None, verbose: bool = False) -> TextPipeline:
+    booking = settings.booking
+    for name in ("morning_hours", "afternoon_hours"):
+        hours = getattr(booking, name)
+        if len(hours) != 2 or not all(isinstance(h, int) and 1 <= h <= 12 for h in hours) or hours[0] > hours[1]:
+            raise ConfigError(f"[booking] {name} must be [first, last] clock hours 1-12, got {hours!r}")
+    policy = TimePolicy(range(booking.morning_hours[0], booking.morning_hours[1] + 1),
+                        range(booking.afternoon_hours[0], booking.afternoon_hours[1] + 1),
+                        timedelta(minutes=booking.default_duration_minutes))
+    rooms = RoomDirectory.load(settings.rooms_file)
+    store = SqliteStore(store_file or settings.store_file)
+    dialogue = Dialogue(Dispatcher(store, rooms), rooms, policy,
+                        timedelta(seconds=booking.conversation_idle_seconds))
+    return TextPipeline(build_parser(settings, verbose), dialogue)

@@ -19,7 +19,7 @@ from assistant.nlu.labels import LabelSet
 from assistant.nlu.tokenizer import TokenizedText, WordPieceTokenizer
 from engines.base import NLUBackend
 
-__all__ = ["SlotValue", "Understanding", "ParseFailure", "IntentSlotParser", "clean_text"]
+__all__ = ["SlotValue", "Guess", "Understanding", "ParseFailure", "IntentSlotParser", "clean_text"]
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -38,18 +38,28 @@ class SlotValue:
 
 
 @dataclass(frozen=True)
+class Guess:
+    """What the model said when its confidence fell below the threshold (a dialogue may still use it)."""
+
+    intent: str
+    confidence: float
+    slots: tuple[SlotValue, ...]
+
+
+@dataclass(frozen=True)
 class Understanding:
     text: str
     intent: str
     confidence: float
     slots: tuple[SlotValue, ...]
-    guess: tuple[str, float] | None = None  # the model's intent when its confidence fell below the threshold
+    guess: Guess | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"text": self.text, "intent": self.intent, "confidence": round(self.confidence, 4),
                                "slots": [s.to_dict() for s in self.slots]}
         if self.guess is not None:
-            out["low_confidence"] = {"intent": self.guess[0], "confidence": round(self.guess[1], 4)}
+            out["low_confidence"] = {"intent": self.guess.intent, "confidence": round(self.guess.confidence, 4),
+                                     "slots": [s.to_dict() for s in self.guess.slots]}
         return out
 
 
@@ -116,12 +126,12 @@ class IntentSlotParser:
     def _understanding(self, text: str, item: TokenizedText, decoded: Decoded) -> Understanding:
         if decoded.intent == OUT_OF_SCOPE:
             return Understanding(text, OUT_OF_SCOPE, decoded.intent_probability, ())
-        if decoded.intent_probability < self.min_confidence:
-            guess = (decoded.intent, decoded.intent_probability)
-            return Understanding(text, OUT_OF_SCOPE, 1.0 - decoded.intent_probability, (), guess)
         slots = []
         for first, last, name in tags_to_spans(decoded.word_tags):
             start, end = item.word_spans[first][0], item.word_spans[last - 1][1]
             confidence = min(decoded.word_probabilities[first:last])
             slots.append(SlotValue(name, text[start:end], start, end, confidence))
+        if decoded.intent_probability < self.min_confidence:
+            guess = Guess(decoded.intent, decoded.intent_probability, tuple(slots))
+            return Understanding(text, OUT_OF_SCOPE, 1.0 - decoded.intent_probability, (), guess)
         return Understanding(text, decoded.intent, decoded.intent_probability, tuple(slots))

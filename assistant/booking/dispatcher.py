@@ -1,0 +1,223 @@
+"""A normalized request -> a result, against the store: book, cancel, reschedule, check, list.
+
+Dry run (commit=False) never writes: it shows the command that would run, with `executable` and, when false,
+the reason. With commit=True the store runs it under the request's idempotency key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from assistant.booking.request import MeetingRequest
+from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
+from assistant.booking.rooms import Room, RoomDirectory
+from assistant.booking.store import Booked, Booking, BookingStore, Conflict
+
+__all__ = ["Dispatcher", "QUESTIONS"]
+
+QUESTIONS = {
+    "date": "Which day?",
+    "start_time": "At what time?",
+    "room": "Which room?",
+    "new_time": "When should it move to?",
+    "end_time": "Until when?",
+    "duration": "For how long?",
+}
+
+
+def _hhmm(moment: datetime) -> str:
+    return moment.strftime("%H:%M")
+
+
+@dataclass
+class Dispatcher:
+    store: BookingStore
+    rooms: RoomDirectory
+    search_days: int = 30  # how far ahead a cancel or reschedule looks for the meeting meant
+
+    def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
+               conversation: str | None = None) -> Result:
+        if request.action == "out_of_scope":
+            return Rejected("not a meeting-room request: I can book, cancel, move, check and list room bookings")
+        if request.room_said is not None and request.action != "list_bookings":
+            names = ", ".join(r.name for r in self.rooms.rooms)
+            return Clarify(("room",), f"I don't know a room called \"{request.room_said}\". Which room: {names}?")
+        handler = {
+            "book_meeting": self._book, "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
+            "check_availability": self._check, "list_bookings": self._list,
+        }[request.action]
+        return handler(request, now, commit, key, conversation)
+
+    # ---- helpers -----------------------------------------------------------------------------------------
+    def _free_rooms(self, start: datetime, end: datetime, people: int) -> list[Room]:
+        taken = {b.room for b in self.store.bookings(start, end)}
+        return sorted((r for r in self.rooms.rooms if r.key not in taken and r.seats >= people),
+                      key=lambda r: (r.seats, r.name))
+
+    def _next_free(self, room: str, start: datetime, length: timedelta) -> datetime:
+        candidate = start
+        for booking in self.store.bookings(start, start + timedelta(days=self.search_days), room):
+            if booking.start >= candidate + length:
+                break
+            candidate = max(candidate, booking.end)
+        return candidate
+
+    def _options(self, room: str, start: datetime, end: datetime, people: int) -> tuple[dict[str, str], ...]:
+        others = [{"room": r.key, "start": start.isoformat(), "end": end.isoformat()}
+                  for r in self._free_rooms(start, end, people)[:3]]
+        later = self._next_free(room, start, end - start)
+        return (*others, {"room": room, "start": later.isoformat(), "end": (later + (end - start)).isoformat()})
+
+    def _conflict(self, room: str, start: datetime, end: datetime, people: int) -> Clarify:
+        options = self._options(room, start, end, people)
+        alternatives = [f"{o['room'].title()}" for o in options[:-1]]
+        later = datetime.fromisoformat(options[-1]["start"])
+        question = f"{room.title()} is taken then."
+        if alternatives:
+            question += f" {', '.join(alternatives)} {'is' if len(alternatives) == 1 else 'are'} free at that time,"
+            question += f" or {room.title()} is free from {_hhmm(later)}."
+        else:
+            question += f" It is free from {_hhmm(later)}."
+        return Clarify(("room", "start_time"), question + " Which would you like?", options)
+
+    def _find(self, request: MeetingRequest, now: datetime) -> list[Booking]:
+        if request.day is not None:
+            start = datetime.combine(request.day, datetime.min.time(), now.tzinfo)
+            window = (start, start + timedelta(days=1))
+        else:
+            window = (now - timedelta(hours=12), now + timedelta(days=self.search_days))
+        found = self.store.bookings(*window, request.room.room.key if request.room else None)
+        if request.interval is not None:
+            found = [b for b in found if b.start == request.interval.start]
+        if request.title:
+            wanted = request.title.lower()
+            found = [b for b in found if b.title and (wanted in b.title.lower() or b.title.lower() in wanted)]
+        return list(found)
+
+    # ---- intents -----------------------------------------------------------------------------------------
+    def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
+              conversation: str | None) -> Result:
+        if request.missing or request.interval is None:
+            missing = request.missing or ("start_time",)
+            return Clarify(missing, " ".join(QUESTIONS.get(m, f"What {m}?") for m in missing))
+        start, end = request.interval.start, request.interval.end
+        people = request.people or 1
+        assumptions = list(request.assumptions)
+        if request.room is None:
+            free = self._free_rooms(start, end, people)
+            if not free:
+                return Clarify(("start_time",), f"No room for {people} is free then. Another time?")
+            room = free[0]
+            assumptions.append(f"no room said: {room.name}, the smallest free room for {people}")
+        else:
+            room = request.room.room
+            if request.room.similarity < 1.0:
+                assumptions.append(f"room \"{request.room.said}\" taken as {room.name}")
+        command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
+                          attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key)
+        if request.people and request.people > room.seats:
+            return Command(**{**command.__dict__, "executable": False,
+                              "reason": f"{room.name} seats {room.seats}, fewer than {request.people}"})
+        if start < now:
+            return Command(**{**command.__dict__, "executable": False, "reason": "that time has passed"})
+        clashes = self.store.bookings(start, end, room.key)
+        if clashes and not commit:
+            return Command(**{**command.__dict__, "executable": False, "reason": "room taken"})
+        if not commit:
+            return command
+        outcome = self.store.book(Booking("", room.key, start, end, request.title, request.attendees,
+                                          conversation), key)
+        if isinstance(outcome, Conflict):
+            return self._conflict(room.key, start, end, people)
+        return Command(**{**command.__dict__, "committed": True, "booking_id": outcome.booking.id})
+
+    def _target(self, request: MeetingRequest, now: datetime, action: str) -> Booking | Result:
+        found = self._find(request, now)
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            return Answer("bookings", "I found no such booking.", {"bookings": [], "executable": False,
+                                                                  "reason": "no such booking"})
+        options = tuple(booking_dict(b) for b in found[:5])
+        return Clarify(("start_time",), f"Which one? I found {len(found)} bookings that match.", options)
+
+    def _cancel(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
+                conversation: str | None) -> Result:
+        target = self._target(request, now, "cancel")
+        if not isinstance(target, Booking):
+            return target
+        command = Command("cancel_meeting", target.room, target.start, target.end, executable=True,
+                          booking_id=target.id, title=target.title, attendees=target.attendees,
+                          assumptions=request.assumptions, idempotency_key=key)
+        if commit:
+            outcome = self.store.cancel(target.id, key)
+            return Command(**{**command.__dict__, "committed": isinstance(outcome, Booked),
+                              "executable": isinstance(outcome, Booked)})
+        return command
+
+    def _reschedule(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
+                    conversation: str | None) -> Result:
+        if request.missing:
+            return Clarify(request.missing, QUESTIONS["new_time"])
+        target = self._target(request, now, "reschedule")
+        if not isinstance(target, Booking):
+            return target
+        length = target.end - target.start
+        if request.new_interval is not None:
+            new_start = request.new_interval.start
+        else:  # only a new day: same time of day
+            assert request.new_day is not None
+            new_start = datetime.combine(request.new_day, target.start.timetz()).astimezone(now.tzinfo)
+        new_end = new_start + length
+        command = Command("reschedule_meeting", target.room, target.start, target.end, executable=True,
+                          booking_id=target.id, title=target.title, attendees=target.attendees, new_start=new_start,
+                          new_end=new_end, assumptions=request.assumptions, idempotency_key=key)
+        clashes = [b for b in self.store.bookings(new_start, new_end, target.room) if b.id != target.id]
+        if clashes and not commit:
+            return Command(**{**command.__dict__, "executable": False, "reason": "room taken"})
+        if not commit:
+            return command
+        outcome = self.store.reschedule(target.id, new_start, new_end, key)
+        if isinstance(outcome, Conflict):
+            return self._conflict(target.room, new_start, new_end, 1)
+        return Command(**{**command.__dict__, "committed": isinstance(outcome, Booked)})
+
+    def _check(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
+               conversation: str | None) -> Result:
+        people = request.people or 1
+        if request.interval is None:
+            day = request.day or now.date()
+            start = datetime.combine(day, datetime.min.time(), now.tzinfo)
+            room_key = request.room.room.key if request.room else None
+            taken = self.store.bookings(start, start + timedelta(days=1), room_key)
+            text = f"{len(taken)} booking(s) on {day.isoformat()}" + (f" in {request.room.room.name}"
+                                                                       if request.room else "")
+            return Answer("availability", text + ".", {"day": day.isoformat(), "room": room_key,
+                                                        "bookings": [booking_dict(b) for b in taken]})
+        start, end = request.interval.start, request.interval.end
+        free = self._free_rooms(start, end, people)
+        data = {"start": start.isoformat(), "end": end.isoformat(), "free_rooms": [r.key for r in free]}
+        if request.room is not None:
+            room = request.room.room
+            available = any(r.key == room.key for r in free) or (room.seats < people and not self.store.bookings(
+                start, end, room.key))
+            verdict = "free" if available else "taken"
+            return Answer("availability", f"{room.name} is {verdict} {_hhmm(start)}-{_hhmm(end)}.",
+                          {**data, "room": room.key, "available": available})
+        names = ", ".join(r.name for r in free) or "no room"
+        return Answer("availability", f"Free {_hhmm(start)}-{_hhmm(end)}: {names}.", {**data, "room": None,
+                                                                                       "available": bool(free)})
+
+    def _list(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
+              conversation: str | None) -> Result:
+        start = datetime.combine(request.day or now.date(), datetime.min.time(), now.tzinfo)
+        end = start + timedelta(days=1 if request.day else 7)
+        room_key = request.room.room.key if request.room else None
+        found: Sequence[Booking] = self.store.bookings(start, end, room_key)
+        if request.title:
+            found = [b for b in found if b.title and request.title.lower() in b.title.lower()]
+        text = f"{len(found)} booking(s)" + (f" in {request.room.room.name}" if request.room else "")
+        return Answer("bookings", text + ".", {"from": start.isoformat(), "to": end.isoformat(), "room": room_key,
+                                               "bookings": [booking_dict(b) for b in found]})

@@ -1,0 +1,121 @@
+"""Intent + slot texts -> a normalized meeting request: exact times, a directory room, people, assumptions.
+
+Pure: no store, no model. The dispatcher decides what to do with the request; this only reads what was said,
+relative to a reference time and zone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from assistant.booking.dates import parse_date
+from assistant.booking.interval import Interval, TimePolicy, Unresolved, resolve_interval
+from assistant.booking.numbers import word_to_int
+from assistant.booking.rooms import RoomDirectory, RoomMatch
+
+__all__ = ["MeetingRequest", "normalize_request"]
+
+
+@dataclass(frozen=True)
+class MeetingRequest:
+    action: str  # the intent
+    room: RoomMatch | None = None
+    room_said: str | None = None  # a room was named but matches nothing in the directory
+    day: date | None = None
+    interval: Interval | None = None  # the meeting's time (for cancel/reschedule: the one to act on)
+    new_day: date | None = None
+    new_interval: Interval | None = None  # reschedule target
+    title: str | None = None
+    attendees: tuple[str, ...] = ()
+    people: int | None = None
+    missing: tuple[str, ...] = ()  # what the request needs and does not say (or could not be read)
+    problems: tuple[str, ...] = ()  # slot texts that could not be read, in words
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _first(slots: Sequence[tuple[str, str]], name: str) -> str | None:
+    return next((text for slot, text in slots if slot == name), None)
+
+
+def _people(text: str | None) -> int | None:
+    if text is None:
+        return None
+    match = re.search(r"\d+", text)
+    return int(match.group(0)) if match else word_to_int(text)
+
+
+def _clean_title(text: str | None) -> str | None:
+    return None if text is None else text.strip(" \"'.,").strip() or None
+
+
+def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: datetime, rooms: RoomDirectory,
+                      policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None
+                      ) -> MeetingRequest:
+    """`slots` are (name, text) pairs as the NLU found them; `carried` holds slot texts from earlier turns
+    of the conversation (a clarification), used where this turn says nothing."""
+    tz = now.tzinfo
+    if tz is None or not hasattr(tz, "key"):
+        raise ValueError("now must carry an IANA zone (zoneinfo.ZoneInfo)")
+    merged = list(slots) + [(k, v) for k, v in (carried or {}).items() if _first(slots, k) is None]
+    said = {name: _first(merged, name) for name in {n for n, _ in merged}}
+    missing: list[str] = []
+    problems: list[str] = []
+    assumptions: list[str] = []
+
+    room_text = said.get("room")
+    room = rooms.match(room_text) if room_text else None
+
+    day = None
+    part = None
+    if said.get("date"):
+        resolved = parse_date(said["date"] or "", now.date())
+        if resolved is None:
+            problems.append(f"cannot read the date '{said['date']}'")
+        else:
+            day, part = resolved.day, resolved.part
+
+    interval = None
+    start_text = said.get("start_time")
+    if start_text:
+        resolved_interval = resolve_interval(day or now.date(), tz, start_text, said.get("end_time"),  # type: ignore[arg-type]
+                                             said.get("duration"), part, policy)
+        if isinstance(resolved_interval, Unresolved):
+            missing += list(resolved_interval.missing)
+            problems.append(resolved_interval.reason)
+        else:
+            interval = resolved_interval
+            assumptions += list(interval.assumptions)
+
+    new_day = None
+    new_part = None
+    if said.get("new_date"):
+        resolved = parse_date(said["new_date"] or "", now.date())
+        if resolved is None:
+            problems.append(f"cannot read the new date '{said['new_date']}'")
+        else:
+            new_day, new_part = resolved.day, resolved.part
+    new_interval = None
+    if said.get("new_time"):
+        target = resolve_interval(new_day or day or now.date(), tz, said["new_time"], None, None,  # type: ignore[arg-type]
+                                  new_part, policy)
+        if isinstance(target, Unresolved):
+            problems.append(target.reason)
+        else:
+            new_interval = target
+
+    if intent == "book_meeting":
+        if day is None:
+            missing.append("date")
+        if interval is None and "start_time" not in missing:
+            missing.append("start_time")
+    if intent == "reschedule_meeting" and new_day is None and new_interval is None:
+        missing.append("new_time")
+    return MeetingRequest(
+        action=intent, room=room, room_said=room_text if room is None else None, day=day, interval=interval,
+        new_day=new_day, new_interval=new_interval, title=_clean_title(said.get("title")),
+        attendees=tuple(text for name, text in merged if name == "attendees"), people=_people(said.get("people_count")),
+        missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
+    )

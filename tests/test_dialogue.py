@@ -1,0 +1,173 @@
+"""Scripted multi-turn dialogues: the dialogue state machine, the dispatcher and a real SQLite store; the NLU's
+output is scripted, so these test the state machine and not the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from assistant.booking.dialogue import Dialogue
+from assistant.booking.dispatcher import Dispatcher
+from assistant.booking.request import normalize_request
+from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
+from assistant.booking.rooms import RoomDirectory
+from assistant.booking.sqlite_store import SqliteStore
+from assistant.config import DEFAULT_CONFIG
+from tests.schema import assert_valid_result
+
+NOW = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))  # a Wednesday
+Slots = list[tuple[str, str]]
+
+
+@pytest.fixture
+def dialogue(tmp_path: Path) -> Iterator[Dialogue]:
+    rooms = RoomDirectory.load(DEFAULT_CONFIG.parent / "rooms.toml")
+    store = SqliteStore(tmp_path / "bookings.sqlite")
+    yield Dialogue(Dispatcher(store, rooms), rooms)
+    store.close()
+
+
+def say(d: Dialogue, text: str, intent: str, slots: Slots, conv: str = "c1", commit: bool = True,
+        now: datetime = NOW) -> Result:
+    result = d.turn(conv, text, intent, slots, now, commit=commit)
+    assert_valid_result(result.to_dict())
+    return result
+
+
+def test_book_in_one_turn(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book fuji next monday at 9 am for two hours", "book_meeting",
+            [("room", "fuji"), ("date", "next monday"), ("start_time", "9 am"), ("duration", "two hours")])
+    assert isinstance(r, Command) and r.committed and r.executable and r.booking_id
+    assert (r.room, r.start.isoformat(), r.end.isoformat()) == ("fuji", "2026-12-07T09:00:00+01:00",
+                                                                 "2026-12-07T11:00:00+01:00")
+
+
+def test_missing_time_is_asked_then_filled(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book everest tomorrow", "book_meeting", [("room", "everest"), ("date", "tomorrow")])
+    assert isinstance(r, Clarify) and r.missing == ("start_time",) and r.question == "At what time?"
+    r = say(dialogue, "at 3 pm", "book_meeting", [("start_time", "3 pm")])
+    assert isinstance(r, Command) and r.committed
+    assert (r.room, r.start.isoformat(), r.end.isoformat()) == ("everest", "2026-12-03T15:00:00+01:00",
+                                                                 "2026-12-03T15:30:00+01:00")
+    assert "no end or duration said: 30 minutes" in r.assumptions
+
+
+def test_missing_date_then_time(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book denali", "book_meeting", [("room", "denali")])
+    assert isinstance(r, Clarify) and set(r.missing) == {"date", "start_time"}
+    r = say(dialogue, "friday", "out_of_scope", [("date", "friday")])
+    assert isinstance(r, Clarify) and r.missing == ("start_time",)
+    r = say(dialogue, "ten to eleven", "book_meeting", [("start_time", "ten"), ("end_time", "eleven")])
+    assert isinstance(r, Command) and r.start.isoformat() == "2026-12-04T10:00:00+01:00"
+    assert r.end.isoformat() == "2026-12-04T11:00:00+01:00"
+
+
+def test_conflict_offers_alternatives_and_yes_takes_the_first(dialogue: Dialogue) -> None:
+    slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9 am"), ("duration", "an hour")]
+    assert isinstance(say(dialogue, "book fuji", "book_meeting", slots, conv="first"), Command)
+    dry = say(dialogue, "book fuji", "book_meeting", slots, conv="second", commit=False)
+    assert isinstance(dry, Command) and not dry.executable and dry.reason == "room taken"
+    r = say(dialogue, "book fuji", "book_meeting", slots, conv="second")
+    assert isinstance(r, Clarify) and "Fuji is taken" in r.question
+    assert r.options[0]["room"] == "denali"  # the smallest other free room
+    assert r.options[-1] == {"room": "fuji", "start": "2026-12-03T10:00:00+01:00",
+                             "end": "2026-12-03T11:00:00+01:00"}  # the next free slot of Fuji
+    yes = say(dialogue, "yes", "out_of_scope", [], conv="second")
+    assert isinstance(yes, Command) and yes.committed and yes.room == "denali"
+    assert yes.start.isoformat() == "2026-12-03T09:00:00+01:00"
+
+
+def test_no_drops_the_proposal(dialogue: Dialogue) -> None:
+    slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9 am")]
+    say(dialogue, "book fuji", "book_meeting", slots, conv="a")
+    assert isinstance(say(dialogue, "book fuji", "book_meeting", slots, conv="b"), Clarify)
+    r = say(dialogue, "no", "out_of_scope", [], conv="b")
+    assert isinstance(r, Answer) and r.text == "OK, nothing booked."
+
+
+def test_undo_cancels_the_last_booking_of_this_conversation_only(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book olympus", "book_meeting", [("room", "olympus"), ("date", "friday"), ("start_time", "2")])
+    assert isinstance(r, Command) and r.committed
+    assert isinstance(say(dialogue, "undo", "out_of_scope", [], conv="someone-else"), Rejected)
+    undo = say(dialogue, "cancel that", "cancel_meeting", [])
+    assert isinstance(undo, Command) and undo.action == "cancel_meeting" and undo.booking_id == r.booking_id
+    assert dialogue.dispatcher.store.get(r.booking_id or "") is None
+    assert isinstance(say(dialogue, "undo", "out_of_scope", []), Rejected)
+
+
+def test_state_expires_after_idle_time(dialogue: Dialogue) -> None:
+    assert isinstance(say(dialogue, "book everest", "book_meeting", [("room", "everest"), ("date", "tomorrow")]),
+                      Clarify)
+    later = NOW + timedelta(minutes=6)
+    r = say(dialogue, "at 3", "book_meeting", [("start_time", "3")], now=later)
+    assert isinstance(r, Clarify) and "date" in r.missing  # the earlier question was forgotten
+
+
+def test_no_room_named_picks_the_smallest_free_room_that_fits(dialogue: Dialogue) -> None:
+    r = say(dialogue, "a room for 7", "book_meeting",
+            [("people_count", "seven"), ("date", "tomorrow"), ("start_time", "10 am")])
+    assert isinstance(r, Command) and r.room == "kilimanjaro"
+    assert any("smallest free room" in a for a in r.assumptions)
+
+
+def test_cancel_and_reschedule_name_the_meeting_they_act_on(dialogue: Dialogue) -> None:
+    booked = say(dialogue, "book", "book_meeting", [("room", "matterhorn"), ("date", "tomorrow"),
+                                                    ("start_time", "2 pm"), ("title", "design sync")])
+    assert isinstance(booked, Command)
+    move = say(dialogue, "move the design sync to friday", "reschedule_meeting",
+               [("title", "design sync"), ("new_date", "friday")], commit=False)
+    assert isinstance(move, Command) and move.booking_id == booked.booking_id and move.executable
+    assert move.new_start is not None and move.new_start.isoformat() == "2026-12-04T14:00:00+01:00"
+    cancel = say(dialogue, "cancel my 2 pm in matterhorn tomorrow", "cancel_meeting",
+                 [("start_time", "2 pm"), ("room", "matterhorn"), ("date", "tomorrow")], commit=False)
+    assert isinstance(cancel, Command) and cancel.booking_id == booked.booking_id
+    assert cancel.start.isoformat() == "2026-12-03T14:00:00+01:00" and not cancel.committed
+    nothing = say(dialogue, "cancel the standup", "cancel_meeting", [("title", "standup")])
+    assert isinstance(nothing, Answer) and nothing.data["reason"] == "no such booking"
+
+
+def test_answers_and_rejections(dialogue: Dialogue) -> None:
+    say(dialogue, "book", "book_meeting", [("room", "everest"), ("date", "tomorrow"), ("start_time", "9 am")])
+    check = say(dialogue, "is everest free tomorrow at 9", "check_availability",
+                [("room", "everest"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(check, Answer) and check.data["available"] is False
+    listing = say(dialogue, "what is booked tomorrow", "list_bookings", [("date", "tomorrow")])
+    assert isinstance(listing, Answer) and [b["room"] for b in listing.data["bookings"]] == ["everest"]
+    assert isinstance(say(dialogue, "play jazz", "out_of_scope", []), Rejected)
+    unknown = say(dialogue, "book narnia", "book_meeting", [("room", "Narnia"), ("date", "tomorrow"),
+                                                            ("start_time", "9")])
+    assert isinstance(unknown, Clarify) and unknown.missing == ("room",) and "Narnia" in unknown.question
+
+
+def test_replayed_turn_never_books_twice(dialogue: Dialogue) -> None:
+    slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")]
+    request = normalize_request("book_meeting", slots, NOW, dialogue.rooms)
+    first = dialogue.dispatcher.handle(request, NOW, commit=True, key="k")
+    again = dialogue.dispatcher.handle(request, NOW, commit=True, key="k")
+    assert isinstance(first, Command) and isinstance(again, Command) and first.booking_id == again.booking_id
+
+
+@pytest.mark.parametrize(("reply", "missing", "slots"), [
+    ("at 3 pm", ("start_time",), [("start_time", "3 pm")]),
+    ("Make it half past four, please.", ("start_time",), [("start_time", "half past four")]),
+    ("Friday", ("date", "start_time"), [("date", "Friday")]),
+    ("um, Denali", ("room",), [("room", "Denali")]),
+    ("for an hour", ("duration",), [("duration", "an hour")]),
+    ("purple", ("start_time", "date"), []),
+])
+def test_short_replies_are_read_for_the_missing_kind(dialogue: Dialogue, reply: str, missing: tuple[str, ...],
+                                                     slots: Slots) -> None:
+    from assistant.booking.dialogue import read_answer
+
+    assert read_answer(reply, missing, dialogue.rooms, NOW) == slots
+
+
+def test_a_fragment_the_model_calls_out_of_scope_still_answers_the_question(dialogue: Dialogue) -> None:
+    assert isinstance(say(dialogue, "book fuji tomorrow", "book_meeting", [("room", "fuji"), ("date", "tomorrow")]),
+                      Clarify)
+    r = say(dialogue, "at 11", "out_of_scope", [])
+    assert isinstance(r, Command) and r.start.isoformat() == "2026-12-03T11:00:00+01:00"
