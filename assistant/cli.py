@@ -81,7 +81,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         raise ConfigError("give either TEXT or --file PATH|- (not both)")
     from assistant.nlu.loader import build_text_pipeline  # after argument checks: loading may build the model
 
-    pipeline = build_text_pipeline(settings, args.store, verbose=args.verbose)
+    pipeline = build_text_pipeline(settings, args.store, verbose=args.verbose, commit=args.commit)
     conversation = args.conversation or f"cli-{uuid.uuid4().hex[:12]}"
 
     def emit(texts: Sequence[str]) -> None:

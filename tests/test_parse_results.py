@@ -43,6 +43,7 @@ def test_dry_run_writes_nothing_and_commit_books(tmp_path: Path) -> None:
     text = "book everest tomorrow at 9 for an hour"
     parse(store, text)
     parse(store, text)
+    assert not store.exists()  # a dry run does not even create the file
     (booked,) = parse(store, "--commit", text)
     assert booked["result"]["committed"] is True and booked["result"]["command"]["booking_id"]
     assert "start time '9' taken as 09:00 (no am/pm said)" in booked["result"]["command"]["assumptions"]

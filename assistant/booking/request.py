@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 
+from assistant.booking.clock import DayPart
 from assistant.booking.dates import parse_date
 from assistant.booking.interval import Interval, TimePolicy, Unresolved, resolve_interval
 from assistant.booking.numbers import word_to_int
@@ -51,6 +52,29 @@ def _clean_title(text: str | None) -> str | None:
     return None if text is None else text.strip(" \"'.,").strip() or None
 
 
+def _read_date(text: str | None, now: datetime, problems: list[str]) -> tuple[date | None, DayPart | None]:
+    if not text:
+        return None, None
+    resolved = parse_date(text, now.date())
+    if resolved is None:
+        problems.append(f"cannot read the date '{text}'")
+        return None, None
+    return resolved.day, resolved.part
+
+
+def _read_interval(day: date, tz: tzinfo, start: str | None, end: str | None, duration: str | None,
+                   part: DayPart | None, policy: TimePolicy | None, missing: list[str], problems: list[str]
+                   ) -> Interval | None:
+    if not start:
+        return None
+    resolved = resolve_interval(day, tz, start, end, duration, part, policy)  # type: ignore[arg-type]
+    if isinstance(resolved, Unresolved):
+        missing += list(resolved.missing)
+        problems.append(resolved.reason)
+        return None
+    return resolved
+
+
 def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: datetime, rooms: RoomDirectory,
                       policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None
                       ) -> MeetingRequest:
@@ -68,43 +92,14 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
     room_text = said.get("room")
     room = rooms.match(room_text) if room_text else None
 
-    day = None
-    part = None
-    if said.get("date"):
-        resolved = parse_date(said["date"] or "", now.date())
-        if resolved is None:
-            problems.append(f"cannot read the date '{said['date']}'")
-        else:
-            day, part = resolved.day, resolved.part
-
-    interval = None
-    start_text = said.get("start_time")
-    if start_text:
-        resolved_interval = resolve_interval(day or now.date(), tz, start_text, said.get("end_time"),  # type: ignore[arg-type]
-                                             said.get("duration"), part, policy)
-        if isinstance(resolved_interval, Unresolved):
-            missing += list(resolved_interval.missing)
-            problems.append(resolved_interval.reason)
-        else:
-            interval = resolved_interval
-            assumptions += list(interval.assumptions)
-
-    new_day = None
-    new_part = None
-    if said.get("new_date"):
-        resolved = parse_date(said["new_date"] or "", now.date())
-        if resolved is None:
-            problems.append(f"cannot read the new date '{said['new_date']}'")
-        else:
-            new_day, new_part = resolved.day, resolved.part
-    new_interval = None
-    if said.get("new_time"):
-        target = resolve_interval(new_day or day or now.date(), tz, said["new_time"], None, None,  # type: ignore[arg-type]
-                                  new_part, policy)
-        if isinstance(target, Unresolved):
-            problems.append(target.reason)
-        else:
-            new_interval = target
+    day, part = _read_date(said.get("date"), now, problems)
+    interval = _read_interval(day or now.date(), tz, said.get("start_time"), said.get("end_time"),
+                              said.get("duration"), part, policy, missing, problems)
+    if interval is not None:
+        assumptions += list(interval.assumptions)
+    new_day, new_part = _read_date(said.get("new_date"), now, problems)
+    new_interval = _read_interval(new_day or day or now.date(), tz, said.get("new_time"), None, None, new_part,
+                                  policy, [], problems)
 
     if intent == "book_meeting":
         if day is None:

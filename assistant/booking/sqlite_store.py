@@ -60,7 +60,8 @@ def _now() -> int:
 
 class SqliteStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves, one transaction per command.
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
@@ -94,10 +95,15 @@ class SqliteStore:
 
     _COLUMNS = "id, room, start_text, end_text, title, attendees, conversation"
 
+    def _active(self, db: sqlite3.Connection, booking_id: str) -> tuple[object, ...] | None:
+        row: tuple[object, ...] | None = db.execute(
+            f"SELECT {self._COLUMNS} FROM bookings WHERE id = ? AND cancelled_utc IS NULL", (booking_id,)
+        ).fetchone()
+        return row
+
     def get(self, booking_id: str) -> Booking | None:
         with self._lock:
-            row = self._db.execute(f"SELECT {self._COLUMNS} FROM bookings WHERE id = ? AND cancelled_utc IS NULL",
-                                   (booking_id,)).fetchone()
+            row = self._active(self._db, booking_id)
         return None if row is None else self._row(row)
 
     def bookings(self, start: datetime, end: datetime, room: str | None = None) -> Sequence[Booking]:
@@ -155,8 +161,7 @@ class SqliteStore:
             replay = self._replayed(db, idempotency_key)
             if replay is not None:
                 return replay
-            row = db.execute(f"SELECT {self._COLUMNS} FROM bookings WHERE id = ? AND cancelled_utc IS NULL",
-                             (booking_id,)).fetchone()
+            row = self._active(db, booking_id)
             if row is None:
                 return NotFound(booking_id)
             db.execute("UPDATE bookings SET cancelled_utc = ? WHERE id = ?", (_now(), booking_id))
@@ -168,8 +173,7 @@ class SqliteStore:
             replay = self._replayed(db, idempotency_key)
             if replay is not None:
                 return replay
-            row = db.execute(f"SELECT {self._COLUMNS} FROM bookings WHERE id = ? AND cancelled_utc IS NULL",
-                             (booking_id,)).fetchone()
+            row = self._active(db, booking_id)
             if row is None:
                 return NotFound(booking_id)
             current = self._row(row)

@@ -36,7 +36,10 @@ def build_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser:
     )
 
 
-def build_text_pipeline(settings: Settings, store_file: Path | None = None, verbose: bool = False) -> TextPipeline:
+def build_text_pipeline(settings: Settings, store_file: Path | None = None, verbose: bool = False,
+                        commit: bool = True) -> TextPipeline:
+    """With commit=False (a dry run) a store file that does not exist yet is not created: an empty in-memory
+    store stands in for it."""
     booking = settings.booking
     for name in ("morning_hours", "afternoon_hours"):
         hours = getattr(booking, name)
@@ -46,7 +49,8 @@ def build_text_pipeline(settings: Settings, store_file: Path | None = None, verb
                         range(booking.afternoon_hours[0], booking.afternoon_hours[1] + 1),
                         timedelta(minutes=booking.default_duration_minutes))
     rooms = RoomDirectory.load(settings.rooms_file)
-    store = SqliteStore(store_file or settings.store_file)
+    path = store_file or settings.store_file
+    store = SqliteStore(path if commit or path.exists() else Path(":memory:"))
     dialogue = Dialogue(Dispatcher(store, rooms), rooms, policy,
                         timedelta(seconds=booking.conversation_idle_seconds))
     return TextPipeline(build_parser(settings, verbose), dialogue)
