@@ -171,3 +171,23 @@ def test_a_fragment_the_model_calls_out_of_scope_still_answers_the_question(dial
                       Clarify)
     r = say(dialogue, "at 11", "out_of_scope", [])
     assert isinstance(r, Command) and r.start.isoformat() == "2026-12-03T11:00:00+01:00"
+
+
+def test_moving_to_another_day_keeps_the_wall_clock_time_across_dst(dialogue: Dialogue) -> None:
+    before_dst_end = datetime(2026, 10, 22, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))  # Thursday, +02:00
+    booked = say(dialogue, "book", "book_meeting", [("room", "fuji"), ("date", "friday"), ("start_time", "2 pm"),
+                                                    ("title", "retro")], now=before_dst_end)
+    assert isinstance(booked, Command) and booked.start.isoformat() == "2026-10-23T14:00:00+02:00"
+    moved = say(dialogue, "move the retro to monday", "reschedule_meeting", [("title", "retro"),
+                                                                              ("new_date", "monday")],
+                now=before_dst_end)
+    assert isinstance(moved, Command) and moved.new_start is not None and moved.new_end is not None
+    assert (moved.new_start.isoformat(), moved.new_end.isoformat()) == ("2026-10-26T14:00:00+01:00",
+                                                                        "2026-10-26T14:30:00+01:00")
+
+
+def test_availability_says_when_a_free_room_is_too_small(dialogue: Dialogue) -> None:
+    r = say(dialogue, "is fuji free tomorrow at 10 for 6", "check_availability",
+            [("room", "fuji"), ("date", "tomorrow"), ("start_time", "10"), ("people_count", "6")])
+    assert isinstance(r, Answer) and r.data["available"] is True and r.data["fits"] is False
+    assert "seats 4" in r.text and "denali" in r.data["free_rooms"]

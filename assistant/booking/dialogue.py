@@ -74,7 +74,7 @@ class Dialogue:
     def _state(self, conversation_id: str, now: datetime) -> Conversation:
         state = self.conversations.get(conversation_id)
         if state is None or (state.last_seen is not None and now - state.last_seen > self.idle_timeout):
-            state = Conversation(last_booking=state.last_booking if state else None)
+            state = Conversation()  # a new conversation: nothing pending, nothing to undo
             self.conversations[conversation_id] = state
         state.last_seen = now
         state.turns += 1

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from assistant.booking.interval import localize
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
 from assistant.booking.rooms import Room, RoomDirectory
@@ -167,9 +169,10 @@ class Dispatcher:
         length = target.end - target.start
         if request.new_interval is not None:
             new_start = request.new_interval.start
-        else:  # only a new day: same time of day
-            assert request.new_day is not None
-            new_start = datetime.combine(request.new_day, target.start.timetz()).astimezone(now.tzinfo)
+        else:  # only a new day: same wall-clock time there (its UTC offset may differ across a DST change)
+            assert request.new_day is not None and isinstance(now.tzinfo, ZoneInfo)
+            local = target.start.astimezone(now.tzinfo)
+            new_start = localize(request.new_day, local.hour, local.minute, now.tzinfo)
         new_end = new_start + length
         command = Command("reschedule_meeting", target.room, target.start, target.end, executable=True,
                           booking_id=target.id, title=target.title, attendees=target.attendees, new_start=new_start,
@@ -201,11 +204,11 @@ class Dispatcher:
         data = {"start": start.isoformat(), "end": end.isoformat(), "free_rooms": [r.key for r in free]}
         if request.room is not None:
             room = request.room.room
-            available = any(r.key == room.key for r in free) or (room.seats < people and not self.store.bookings(
-                start, end, room.key))
+            available = not self.store.bookings(start, end, room.key)
             verdict = "free" if available else "taken"
-            return Answer("availability", f"{room.name} is {verdict} {_hhmm(start)}-{_hhmm(end)}.",
-                          {**data, "room": room.key, "available": available})
+            fits = "" if room.seats >= people else f" (it seats {room.seats}, fewer than {people})"
+            return Answer("availability", f"{room.name} is {verdict} {_hhmm(start)}-{_hhmm(end)}{fits}.",
+                          {**data, "room": room.key, "available": available, "fits": room.seats >= people})
         names = ", ".join(r.name for r in free) or "no room"
         return Answer("availability", f"Free {_hhmm(start)}-{_hhmm(end)}: {names}.", {**data, "room": None,
                                                                                        "available": bool(free)})
