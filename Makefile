@@ -33,7 +33,7 @@ test: install-test
 
 lint: install-test
 	$(VENV)/bin/ruff check assistant engines models tests
-	$(VENV)/bin/mypy assistant engines
+	$(VENV)/bin/mypy assistant engines models
 
 bench-nlu: install-test
 	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json --plot docs/benchmarks/nlu-cpu.png
