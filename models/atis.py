@@ -92,7 +92,9 @@ def run_atis_benchmark(args: argparse.Namespace) -> int:
     intents = tuple(sorted({u.intent for u in train_utts}))
     names = sorted({t[2:] for u in train_utts for t in u.tags if t != "O"})
     labels = LabelSet(intents, ("O", *[f"{p}-{n}" for n in names for p in ("B", "I")]))
-    config = TrainConfig(epochs=args.epochs, freeze_word_embeddings=False)
+    # Frozen word embeddings, as for the meeting model: training them too was tried (2026-12-02) and scored the
+    # same (intent 97.54, slot F1 94.77, sentence 85.89) in 30 % more time.
+    config = TrainConfig(epochs=args.epochs)
     print(f"[atis] {len(train_utts)} training, {len(test_utts)} test utterances; {len(intents)} intents, "
           f"{len(names)} slot types; {config.epochs} epochs", file=sys.stderr)
     started = time.monotonic()
