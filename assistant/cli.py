@@ -52,7 +52,8 @@ def _reference_time(now: str | None, tz: str | None, settings: Settings) -> date
     try:
         zone = ZoneInfo(zone_name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"--tz {zone_name!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+        source = "--tz" if tz else ("[time] timezone" if settings.timezone else "this machine's zone")
+        raise ConfigError(f"{source} {zone_name!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
     if now is None:
         return datetime.now(zone)
     try:
