@@ -1,0 +1,1 @@
+"""Audio in: PCM decoding and resampling, voice-activity frames, endpointing."""
