@@ -1,0 +1,179 @@
+"""The websocket protocol's messages as typed events, and the codec between them and the wire. No I/O here.
+
+Client -> server: a JSON `start`, then binary audio frames (pcm_s16le), then a JSON `stop`.
+Server -> client: JSON events `ready`, `speech_start`, `speech_end`, `partial`, `transcript`, `intent`, `result`,
+`latency`, `error`. Every server event carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+__all__ = [
+    "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "ProtocolError", "Start", "Stop", "Audio", "ClientMessage",
+    "decode_client", "ServerEvent", "Ready", "SpeechStart", "SpeechEnd", "Partial", "Transcript", "IntentEvent",
+    "ResultEvent", "Latency", "ErrorEvent", "decode_server",
+]
+
+PROTOCOL_VERSION = 1
+MAX_TEXT_MESSAGE = 16 * 1024  # a control message is small; anything bigger is a client bug
+
+
+class ProtocolError(Exception):
+    """A client message that breaks the protocol; becomes an `error` event with this code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# ---- client -> server ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Start:
+    sample_rate: int
+    format: str = "pcm_s16le"
+    channels: int = 1
+    timezone: str = "UTC"
+    now: str | None = None  # ISO 8601 reference time, for reproducible tests
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class Audio:
+    pcm: bytes
+
+
+ClientMessage = Start | Stop | Audio
+
+_START_TYPES: dict[str, tuple[type, ...]] = {
+    "sample_rate": (int,), "format": (str,), "channels": (int,), "timezone": (str,), "now": (str, type(None)),
+    "conversation_id": (str, type(None)),
+}
+
+
+def decode_client(message: str | bytes) -> ClientMessage:
+    """One websocket message from a client; raises ProtocolError with a code a client can act on."""
+    if isinstance(message, bytes):
+        return Audio(message)
+    if len(message) > MAX_TEXT_MESSAGE:
+        raise ProtocolError("message_too_large", f"a text message is at most {MAX_TEXT_MESSAGE} bytes")
+    try:
+        data = json.loads(message)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError("bad_json", f"not JSON: {exc.msg} at character {exc.pos}") from exc
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", "a text message must be a JSON object with a \"type\"")
+    kind = data.get("type")
+    if kind == "stop":
+        return Stop()
+    if kind != "start":
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; expected \"start\" or \"stop\"")
+    values = {k: v for k, v in data.items() if k not in ("type", "protocol")}
+    unknown = set(values) - set(_START_TYPES)
+    if unknown:
+        raise ProtocolError("bad_start", f"unknown field(s) in start: {', '.join(sorted(unknown))}")
+    if "sample_rate" not in values:
+        raise ProtocolError("bad_start", "start needs \"sample_rate\" (e.g. 16000)")
+    for key, value in values.items():
+        if not isinstance(value, _START_TYPES[key]) or isinstance(value, bool):
+            raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {value!r}")
+    return Start(**values)
+
+
+# ---- server -> client ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServerEvent:
+    type: ClassVar[str] = ""
+
+    def to_wire(self) -> str:
+        return json.dumps({"type": self.type, "protocol": PROTOCOL_VERSION, **asdict(self)}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Ready(ServerEvent):
+    type: ClassVar[str] = "ready"
+    session_id: str
+    sample_rate: int  # what the server resamples to
+
+
+@dataclass(frozen=True)
+class SpeechStart(ServerEvent):
+    type: ClassVar[str] = "speech_start"
+    utterance: int
+    audio_ms: int  # audio time since the first frame
+
+
+@dataclass(frozen=True)
+class SpeechEnd(ServerEvent):
+    type: ClassVar[str] = "speech_end"
+    utterance: int
+    audio_ms: int  # where speech ended in the audio
+    forced: bool = False  # cut at the maximum utterance length
+
+
+@dataclass(frozen=True)
+class Partial(ServerEvent):
+    type: ClassVar[str] = "partial"
+    utterance: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Transcript(ServerEvent):
+    type: ClassVar[str] = "transcript"
+    utterance: int
+    text: str
+
+
+@dataclass(frozen=True)
+class IntentEvent(ServerEvent):
+    type: ClassVar[str] = "intent"
+    utterance: int
+    intent: str
+    confidence: float
+    slots: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ResultEvent(ServerEvent):
+    type: ClassVar[str] = "result"
+    utterance: int
+    result: dict[str, Any]  # the same object as `assistant parse` prints under "result"
+
+
+@dataclass(frozen=True)
+class Latency(ServerEvent):
+    type: ClassVar[str] = "latency"
+    utterance: int
+    stages_ms: dict[str, float]  # stage -> milliseconds since the utterance's speech end was decided
+
+
+@dataclass(frozen=True)
+class ErrorEvent(ServerEvent):
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+_SERVER_EVENTS: dict[str, type[ServerEvent]] = {
+    cls.type: cls for cls in (Ready, SpeechStart, SpeechEnd, Partial, Transcript, IntentEvent, ResultEvent,
+                              Latency, ErrorEvent)
+}
+
+
+def decode_server(message: str) -> ServerEvent:
+    """A server event back from the wire (clients and tests)."""
+    data = json.loads(message)
+    cls = _SERVER_EVENTS.get(data.get("type", ""))
+    if cls is None:
+        raise ProtocolError("unknown_type", f"unknown server event {data.get('type')!r}")
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
