@@ -106,6 +106,29 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    from assistant.asr.whisper import WhisperRecognizer
+    from assistant.nlu.loader import build_text_pipeline
+    from assistant.server.app import run_server
+    from assistant.server.session import Engines
+
+    pipeline = build_text_pipeline(settings, args.store, verbose=True, commit=True)
+    recognizer = WhisperRecognizer(args.asr_model)
+    recognizer.transcribe(b"\x00\x00" * 16_000)  # warm-up: the first decode pays for allocation
+    print(f"[asr] faster-whisper {args.asr_model} (cpu, int8)", file=sys.stderr)
+    run_server(Engines(recognizer, pipeline), args.host, args.port)
+    return 0
+
+
+def _cmd_send(args: argparse.Namespace) -> int:
+    from assistant.clients.send import send_wav
+
+    if args.now is not None or args.tz is not None:
+        _reference_time(args.now, args.tz, _settings(args))  # refuse a bad --now/--tz before connecting
+    return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast)
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from assistant.nlu.artifacts import ensure_meeting_model
 
@@ -151,6 +174,21 @@ def _parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
     train.set_defaults(func=_cmd_train)
+
+    serve = sub.add_parser("serve", parents=[common], help="the websocket voice server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on start)")
+    serve.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
+    serve.add_argument("--asr-model", default="tiny.en")
+    serve.set_defaults(func=_cmd_serve)
+
+    send = sub.add_parser("send", parents=[common], help="stream a WAV file to the server, print its events")
+    send.add_argument("file", type=Path, metavar="FILE.wav")
+    send.add_argument("--url", default="ws://127.0.0.1:8765")
+    send.add_argument("--now", help="reference date-time for the server, ISO 8601")
+    send.add_argument("--tz", help="IANA time zone sent in start (default UTC)")
+    send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time")
+    send.set_defaults(func=_cmd_send)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     nlu = bench.add_parser("nlu", parents=[common], help="NLU backends side by side (latency, throughput)")

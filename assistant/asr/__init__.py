@@ -1,0 +1,1 @@
+"""Speech recognition: faster-whisper, one shared engine used from one worker thread."""

@@ -1,0 +1,1 @@
+"""Clients of the voice server: `send` (a WAV file) and, later, `mic`."""

@@ -1,0 +1,1 @@
+"""The websocket voice server: sessions per connection, shared engines."""

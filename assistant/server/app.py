@@ -1,0 +1,63 @@
+"""`assistant serve`: the websocket endpoint. Moves bytes and events; the sessions do the rest.
+
+Bad client input (malformed messages, unsupported audio, audio before start, huge frames) gets an `error`
+event with a code; a client that vanishes loses only its own session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from assistant.errors import InputError
+from assistant.events import Audio, ErrorEvent, ProtocolError, ServerEvent, Start, Stop, decode_client
+from assistant.server.session import Engines, Session
+
+__all__ = ["run_server", "MAX_MESSAGE_BYTES"]
+
+MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB: about 10 s of 48 kHz stereo in one frame; bigger is refused by websockets
+
+
+async def _handle(connection: ServerConnection, engines: Engines) -> None:
+    async def send(event: ServerEvent) -> None:
+        await connection.send(event.to_wire())
+
+    session: Session | None = None
+    try:
+        async for message in connection:
+            try:
+                decoded = decode_client(message)
+                if isinstance(decoded, Start):
+                    session = Session(decoded, engines, send)
+                    await send(session.ready())
+                elif session is None:
+                    raise ProtocolError("no_start", "send a JSON start message before audio or stop")
+                elif isinstance(decoded, Audio):
+                    await session.audio(decoded.pcm)
+                elif isinstance(decoded, Stop):
+                    await session.stop()  # every utterance's result is sent before this returns
+                    await connection.close(1000, "stop: all results sent")
+                    return
+            except ProtocolError as exc:
+                await send(ErrorEvent(exc.code, exc.message))
+            except InputError as exc:
+                await send(ErrorEvent(exc.code, exc.message))
+    except ConnectionClosed:
+        pass  # the client vanished: its session goes with it, everyone else carries on
+
+
+async def serve_forever(engines: Engines, host: str, port: int) -> None:
+    async with serve(lambda c: _handle(c, engines), host, port, max_size=MAX_MESSAGE_BYTES) as server:
+        bound = server.sockets[0].getsockname()
+        print(f"listening on ws://{bound[0]}:{bound[1]}", file=sys.stderr, flush=True)
+        await asyncio.Future()
+
+
+def run_server(engines: Engines, host: str, port: int) -> None:
+    try:
+        asyncio.run(serve_forever(engines, host, port))
+    finally:
+        engines.close()

@@ -1,0 +1,138 @@
+"""One connection's state: decoder, VAD, endpointer, utterance counter. Engines are shared, sessions are not.
+
+The event loop only moves bytes and events; decoding speech and understanding it run in the engines' worker
+threads (one each), so a long decode never stalls other connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from assistant.asr.whisper import WhisperRecognizer
+from assistant.audio.endpointer import Endpointer, EndpointerConfig, SpeechDropped, SpeechEnded, SpeechStarted
+from assistant.audio.pcm import TARGET_RATE, PcmDecoder
+from assistant.audio.vad import WebRtcVad
+from assistant.events import (
+    ErrorEvent,
+    IntentEvent,
+    Latency,
+    ProtocolError,
+    Ready,
+    ResultEvent,
+    ServerEvent,
+    SpeechEnd,
+    SpeechStart,
+    Start,
+    Transcript,
+)
+from assistant.text_pipeline import TextPipeline
+
+__all__ = ["Engines", "Session"]
+
+Send = Callable[[ServerEvent], Awaitable[None]]
+
+
+@dataclass
+class Engines:
+    """Shared by every session: models load once; each engine has one worker thread."""
+
+    recognizer: WhisperRecognizer
+    pipeline: TextPipeline
+    endpointer: EndpointerConfig = field(default_factory=EndpointerConfig)
+    vad_aggressiveness: int = 2
+    asr_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "asr"))
+    nlu_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nlu"))
+
+    def close(self) -> None:
+        self.asr_worker.shutdown(wait=True, cancel_futures=True)
+        self.nlu_worker.shutdown(wait=True, cancel_futures=True)
+
+
+class Session:
+    def __init__(self, start: Start, engines: Engines, send: Send) -> None:
+        try:
+            self.zone = ZoneInfo(start.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ProtocolError("bad_start", f"timezone {start.timezone!r} is not an IANA zone") from exc
+        self.now = self._reference(start.now)
+        self.decoder = PcmDecoder(start.sample_rate, start.channels, start.format)
+        self.vad = WebRtcVad(engines.vad_aggressiveness, TARGET_RATE, engines.endpointer.frame_ms)
+        self.endpointer = Endpointer(engines.endpointer)
+        self.engines = engines
+        self.send = send
+        self.id = uuid.uuid4().hex[:12]
+        self.conversation = start.conversation_id or f"ws-{self.id}"
+        self.utterance = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _reference(self, now: str | None) -> datetime | None:
+        if now is None:
+            return None
+        try:
+            moment = datetime.fromisoformat(now)
+        except ValueError as exc:
+            raise ProtocolError("bad_start", f"now {now!r} is not ISO 8601") from exc
+        return moment.replace(tzinfo=self.zone) if moment.tzinfo is None else moment.astimezone(self.zone)
+
+    def ready(self) -> Ready:
+        return Ready(self.id, TARGET_RATE)
+
+    async def audio(self, pcm: bytes) -> None:
+        await self._frames(self.decoder.feed(pcm))
+
+    async def stop(self) -> None:
+        """The client's audio ended: finish the open utterance and wait for every result."""
+        await self._frames(self.decoder.flush())
+        for event in self.endpointer.flush():
+            await self._endpoint(event)
+        if self._tasks:
+            await asyncio.gather(*self._tasks)
+
+    async def _frames(self, frames: list[bytes]) -> None:
+        for frame in frames:  # webrtcvad on a 20 ms frame takes microseconds: fine on the loop
+            for event in self.endpointer.push(frame, self.vad.is_voiced(frame)):
+                await self._endpoint(event)
+
+    async def _endpoint(self, event: SpeechStarted | SpeechEnded | SpeechDropped) -> None:
+        if isinstance(event, SpeechStarted):
+            self.utterance += 1
+            await self.send(SpeechStart(self.utterance, event.start_ms))
+        elif isinstance(event, SpeechEnded):
+            decided = time.monotonic()
+            await self.send(SpeechEnd(self.utterance, event.end_ms, event.forced))
+            task = asyncio.create_task(self._understand(self.utterance, event.audio, decided))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _understand(self, utterance: int, audio: bytes, decided: float) -> None:
+        loop = asyncio.get_running_loop()
+        stages: dict[str, float] = {}
+
+        def mark(stage: str) -> None:
+            stages[stage] = round((time.monotonic() - decided) * 1e3, 1)
+
+        try:
+            text = await loop.run_in_executor(self.engines.asr_worker, self.engines.recognizer.transcribe, audio)
+            mark("transcript")
+            await self.send(Transcript(utterance, text))
+            if not text:
+                return
+            now = self.now or datetime.now(self.zone)
+            (record,) = await loop.run_in_executor(
+                self.engines.nlu_worker,
+                lambda: self.engines.pipeline.handle([text], self.conversation, now, commit=True))
+            mark("intent")
+            await self.send(IntentEvent(utterance, record.get("intent", "out_of_scope"),
+                                        float(record.get("confidence", 0.0)), record.get("slots", [])))
+            await self.send(ResultEvent(utterance, record["result"]))
+            mark("result")
+            await self.send(Latency(utterance, stages))
+        except Exception as exc:  # one utterance failing must not end the session; say what happened
+            await self.send(ErrorEvent("internal", f"utterance {utterance} failed: {type(exc).__name__}: {exc}"))

@@ -1,0 +1,112 @@
+"""End to end over a real websocket on an ephemeral port: `assistant serve` and `assistant send` as processes,
+the real tiny.en recognizer and the real NLU model, a throwaway SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+
+from tests.schema import assert_valid_result
+
+DATA = Path(__file__).resolve().parent / "data"
+NOW = ["--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
+    store = tmp_path_factory.mktemp("store") / "bookings.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store)],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    url = ""
+    for line in proc.stderr:  # model loading and the warm-up decode come first
+        if line.startswith("listening on "):
+            url = line.split()[-1]
+            break
+    assert url, "the server did not start"
+    yield url
+    proc.terminate()
+    proc.wait(30)
+
+
+def send(url: str, wav: Path, *extra: str) -> list[dict[str, Any]]:
+    proc = subprocess.run([sys.executable, "-m", "assistant", "send", str(wav), "--url", url, *NOW, *extra],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+def test_spoken_booking_gives_the_command(server: str) -> None:
+    events = send(server, DATA / "book_everest_tomorrow_9.wav", "--fast")
+    assert [e["type"] for e in events] == ["ready", "speech_start", "speech_end", "transcript", "intent", "result",
+                                          "latency"]
+    assert of(events, "transcript")[0]["text"].lower().startswith("book everest tomorrow at 9")
+    result = of(events, "result")[0]["result"]
+    assert_valid_result(result)
+    command = result["command"]
+    assert (command["action"], command["room"], command["start"], command["end"]) == (
+        "book_meeting", "everest", "2026-12-03T09:00:00+01:00", "2026-12-03T10:00:00+01:00")
+    stages = of(events, "latency")[0]["stages_ms"]
+    assert 0 <= stages["transcript"] <= stages["intent"] <= stages["result"]
+    assert all(e["protocol"] == 1 for e in events)
+
+
+def test_silence_gives_no_utterance(server: str) -> None:
+    events = send(server, DATA / "silence_3s.wav", "--fast")
+    assert [e["type"] for e in events] == ["ready"]
+
+
+def test_two_clients_at_once_get_their_own_results(server: str) -> None:
+    with_everest = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "send", str(DATA / "book_everest_tomorrow_9.wav"), "--url", server,
+         *NOW], stdout=subprocess.PIPE, text=True)
+    denali = send(server, DATA / "cancel_denali_friday.wav")
+    everest_out, _ = with_everest.communicate(timeout=120)
+    everest = [json.loads(line) for line in everest_out.splitlines()]
+    assert of(denali, "intent")[0]["intent"] == "cancel_meeting"
+    assert of(everest, "intent")[0]["intent"] == "book_meeting"
+    assert of(everest, "ready")[0]["session_id"] != of(denali, "ready")[0]["session_id"]
+
+
+async def _raw(url: str, messages: list[str | bytes]) -> list[dict[str, Any]]:
+    async with connect(url) as ws:
+        for message in messages:
+            await ws.send(message)
+        replies = []
+        for _ in messages:
+            replies.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+        return replies
+
+
+def test_bad_input_gets_error_events_and_the_server_keeps_serving(server: str) -> None:
+    replies = asyncio.run(_raw(server, [
+        b"\x00\x01" * 100,  # audio before start
+        "{not json",
+        json.dumps({"type": "start", "sample_rate": 12345}),
+        json.dumps({"type": "start", "sample_rate": 16000, "timezone": "Mars/Base"}),
+        json.dumps({"type": "dance"}),
+    ]))
+    assert [r["code"] for r in replies] == ["no_start", "bad_json", "unsupported_audio", "bad_start",
+                                            "unknown_type"]
+    # a client that vanishes mid-stream does not hurt the next one
+    asyncio.run(_vanish(server))
+    assert of(send(server, DATA / "book_everest_tomorrow_9.wav", "--fast"), "result")
+
+
+async def _vanish(url: str) -> None:
+    ws = await connect(url)
+    await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+    await ws.send(b"\x00\x00" * 8000)
+    ws.transport.abort()  # no close handshake: the connection just disappears
