@@ -90,6 +90,10 @@ class Endpointer:
             events.append(SpeechStarted(self._start_ms))
         return events
 
+    def current_audio(self) -> bytes:
+        """The utterance so far (pre-roll included); empty outside speech."""
+        return b"".join(self._frames) if self.in_speech else b""
+
     def flush(self) -> list[EndpointEvent]:
         """The stream ended: an utterance in progress ends now."""
         return [self._finish(forced=False)] if self.in_speech else []

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from assistant.asr.whisper import WhisperRecognizer
@@ -23,6 +24,7 @@ from assistant.events import (
     ErrorEvent,
     IntentEvent,
     Latency,
+    Partial,
     ProtocolError,
     Ready,
     ResultEvent,
@@ -47,8 +49,12 @@ class Engines:
     pipeline: TextPipeline
     endpointer: EndpointerConfig = field(default_factory=EndpointerConfig)
     vad_aggressiveness: int = 2
+    partial_interval_ms: int = 600  # re-decode the growing utterance this often while speech goes on; 0: never
     asr_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "asr"))
     nlu_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nlu"))
+
+    asr_in_flight: int = 0  # decodes queued or running; partials are shed when any is
+    shed_partials: int = 0
 
     def close(self) -> None:
         self.asr_worker.shutdown(wait=True, cancel_futures=True)
@@ -71,6 +77,7 @@ class Session:
         self.conversation = start.conversation_id or f"ws-{self.id}"
         self.utterance = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._next_partial_ms = 0
 
     def _reference(self, now: str | None) -> datetime | None:
         if now is None:
@@ -99,17 +106,48 @@ class Session:
         for frame in frames:  # webrtcvad on a 20 ms frame takes microseconds: fine on the loop
             for event in self.endpointer.push(frame, self.vad.is_voiced(frame)):
                 await self._endpoint(event)
+            self._maybe_partial()
+
+    def _maybe_partial(self) -> None:
+        """While speech goes on, re-decode the utterance so far, but only when the recognizer is idle: a
+        partial that would wait behind another decode is shed, so lag never grows beyond real time."""
+        interval = self.engines.partial_interval_ms
+        audio_ms = len(self.endpointer.current_audio()) * 1000 // (2 * TARGET_RATE)
+        if not interval or not self.endpointer.in_speech or audio_ms < self._next_partial_ms:
+            return
+        self._next_partial_ms = audio_ms + interval
+        if self.engines.asr_in_flight:
+            self.engines.shed_partials += 1
+            return
+        self._spawn(self._partial(self.utterance, self.endpointer.current_audio()))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _decode(self, audio: bytes) -> str:
+        self.engines.asr_in_flight += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.engines.asr_worker, self.engines.recognizer.transcribe, audio)
+        finally:
+            self.engines.asr_in_flight -= 1
+
+    async def _partial(self, utterance: int, audio: bytes) -> None:
+        text = await self._decode(audio)
+        if text and utterance == self.utterance and self.endpointer.in_speech:
+            await self.send(Partial(utterance, text))
 
     async def _endpoint(self, event: SpeechStarted | SpeechEnded | SpeechDropped) -> None:
         if isinstance(event, SpeechStarted):
             self.utterance += 1
+            self._next_partial_ms = self.engines.partial_interval_ms
             await self.send(SpeechStart(self.utterance, event.start_ms))
         elif isinstance(event, SpeechEnded):
             decided = time.monotonic()
             await self.send(SpeechEnd(self.utterance, event.end_ms, event.forced))
-            task = asyncio.create_task(self._understand(self.utterance, event.audio, decided))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._understand(self.utterance, event.audio, decided))
 
     async def _understand(self, utterance: int, audio: bytes, decided: float) -> None:
         loop = asyncio.get_running_loop()
@@ -119,7 +157,7 @@ class Session:
             stages[stage] = round((time.monotonic() - decided) * 1e3, 1)
 
         try:
-            text = await loop.run_in_executor(self.engines.asr_worker, self.engines.recognizer.transcribe, audio)
+            text = await self._decode(audio)
             mark("transcript")
             await self.send(Transcript(utterance, text))
             if not text:

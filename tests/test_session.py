@@ -1,0 +1,55 @@
+"""A session's concurrency contract: model work runs in worker threads, never on the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import wave
+from pathlib import Path
+
+from assistant.events import ServerEvent, Start, Transcript
+from assistant.server.session import Engines, Session
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+class SlowRecognizer:
+    """Stands in for faster-whisper (a collaborator here): a decode that holds its thread for a second."""
+
+    model_name = "slow"
+
+    def transcribe(self, pcm16k: bytes) -> str:
+        time.sleep(1.0)
+        return ""
+
+
+def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
+
+    async def scenario() -> tuple[int, list[ServerEvent]]:
+        events: list[ServerEvent] = []
+
+        async def send(event: ServerEvent) -> None:
+            events.append(event)
+
+        engines = Engines(SlowRecognizer(), pipeline=None, partial_interval_ms=0)  # type: ignore[arg-type]
+        session = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        tick_task = asyncio.create_task(ticker())
+        await session.audio(pcm + b"\x00\x00" * rate)  # speech, then a second of silence
+        await session.stop()  # waits for the one-second decode
+        tick_task.cancel()
+        engines.close()
+        return ticks, events
+
+    ticks, events = asyncio.run(scenario())
+    assert any(isinstance(e, Transcript) for e in events)
+    assert ticks >= 20  # had the decode run on the loop, the ticker could not have run during that second
