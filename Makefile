@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 TEXT ?= book everest tomorrow at 9 for an hour
 
-.PHONY: install install-test run test lint bench-nlu bench-atis
+.PHONY: install install-test system-deps run test lint bench-nlu bench-atis
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -18,9 +18,16 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml requirements/models.txt
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt
+	$(MAKE) system-deps
 	$(PIP) install -e '.[train,test,bench]'
 	$(PIP) install --no-deps -r requirements/bench.txt
 	touch $@
+
+# Debian's PortAudio, for the microphone client (sounddevice); installed only when missing.
+system-deps:
+	@ldconfig -p | grep -q libportaudio.so.2 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libportaudio2; }
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

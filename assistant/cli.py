@@ -129,6 +129,19 @@ def _cmd_send(args: argparse.Namespace) -> int:
     return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast)
 
 
+def _cmd_mic(args: argparse.Namespace) -> int:
+    from assistant.clients.mic import run_mic
+
+    zone = args.tz or _settings(args).timezone or _local_zone_name(os.environ)
+    _reference_time(args.now, zone, _settings(args))  # refuse a bad --now/--tz before opening the microphone
+    device = int(args.device) if args.device and args.device.isdigit() else args.device
+    try:
+        return run_mic(args.url, device, zone, args.now, args.seconds, args.json)
+    except OSError as exc:  # PortAudio missing, or no such device
+        raise ConfigError(f"microphone: {exc} (Debian: apt-get install libportaudio2; list devices with "
+                          "python -m sounddevice)") from exc
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from assistant.nlu.artifacts import ensure_meeting_model
 
@@ -189,6 +202,15 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--tz", help="IANA time zone sent in start (default UTC)")
     send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time")
     send.set_defaults(func=_cmd_send)
+
+    mic = sub.add_parser("mic", parents=[common], help="talk into the microphone; see partials and results")
+    mic.add_argument("--url", default="ws://127.0.0.1:8765")
+    mic.add_argument("--device", help="input device name or number (default: the system's)")
+    mic.add_argument("--tz", help="IANA time zone (default: config, else this machine's)")
+    mic.add_argument("--now", help="reference date-time, ISO 8601 (for demos and tests)")
+    mic.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    mic.add_argument("--json", action="store_true", help="print every server event as a JSON line")
+    mic.set_defaults(func=_cmd_mic)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     nlu = bench.add_parser("nlu", parents=[common], help="NLU backends side by side (latency, throughput)")

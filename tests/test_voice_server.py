@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import wave
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -120,3 +122,33 @@ async def _vanish(url: str) -> None:
     await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
     await ws.send(b"\x00\x00" * 8000)
     ws.transport.abort()  # no close handshake: the connection just disappears
+
+
+def test_microphone_client_through_an_alsa_device_that_plays_a_wav(server: str, tmp_path: Path) -> None:
+    """The real `assistant mic` code path (sounddevice, PortAudio, ALSA) with a capture device reading a file."""
+    try:
+        import sounddevice  # noqa: F401
+    except OSError:
+        pytest.skip("the microphone client needs Debian's libportaudio2 (make test installs it)")
+    from assistant.audio.pcm import PcmDecoder
+
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        decoder = PcmDecoder(wav.getframerate(), wav.getnchannels())
+        pcm16k = b"".join(decoder.feed(wav.readframes(wav.getnframes())) + decoder.flush())
+    raw = tmp_path / "mic.raw"
+    raw.write_bytes(b"\x00\x00" * 8000 + pcm16k + b"\x00\x00" * 16000 * 3)  # 0.5 s, speech, 3 s of silence
+    (tmp_path / ".asoundrc").write_text(
+        f'pcm.filemic {{\n type file\n slave.pcm "null"\n file "/dev/null"\n infile "{raw}"\n format "raw"\n}}\n')
+    env = {**os.environ, "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "assistant", "mic", "--device", "filemic", "--url", server,
+                           "--seconds", "5", "--json", *NOW], capture_output=True, text=True, timeout=120,
+                          env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    (intent,) = of(events, "intent")
+    assert intent["intent"] == "book_meeting"
+    assert {s["name"]: s["text"].lower() for s in intent["slots"]} == {
+        "room": "everest", "date": "tomorrow", "start_time": "9", "duration": "an hour"}
+    (result,) = of(events, "result")
+    assert_valid_result(result["result"])  # a command, or a clarify when an earlier test took that slot
+    assert "voice-to-action:" in proc.stderr

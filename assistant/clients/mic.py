@@ -1,0 +1,96 @@
+"""`assistant mic`: speak into a local microphone (sounddevice / PortAudio), see partials live, get each result
+with its voice-to-action latency: from the end of speech in the captured audio to the result's arrival."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+__all__ = ["run_mic"]
+
+RATE = 16_000
+FRAME_SAMPLES = 320  # 20 ms
+
+
+def _show(event: dict[str, Any], t0: float, as_json: bool) -> None:
+    now = time.monotonic() - t0
+    if as_json:
+        print(json.dumps({**event, "t": round(now, 4)}, ensure_ascii=False), flush=True)
+        return
+    kind = event["type"]
+    if kind == "partial":
+        print(f"\r… {event['text']}", end="", file=sys.stderr, flush=True)
+    elif kind == "transcript":
+        print(f"\r» {event['text']}", file=sys.stderr, flush=True)
+    elif kind == "result":
+        print(json.dumps(event["result"], ensure_ascii=False), flush=True)
+    elif kind == "error":
+        print(f"error {event['code']}: {event['message']}", file=sys.stderr, flush=True)
+
+
+async def _run(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
+               as_json: bool) -> int:
+    import sounddevice as sd
+
+    loop = asyncio.get_running_loop()
+    frames: asyncio.Queue[bytes] = asyncio.Queue(maxsize=500)  # 10 s; a stalled network drops audio, says so
+    dropped = 0
+
+    def callback(indata: Any, count: int, time_info: Any, status: Any) -> None:  # PortAudio's thread
+        block = bytes(indata)  # copy now: PortAudio reuses its buffer as soon as the callback returns
+
+        def put() -> None:
+            nonlocal dropped
+            try:
+                frames.put_nowait(block)
+            except asyncio.QueueFull:
+                dropped += 1
+
+        loop.call_soon_threadsafe(put)
+
+    start = {"type": "start", "sample_rate": RATE, "format": "pcm_s16le", "channels": 1, "timezone": tz}
+    if now:
+        start["now"] = now
+    speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
+    async with connect(url) as ws:
+        await ws.send(json.dumps(start))
+        with sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
+                               device=device, callback=callback):
+            t0 = time.monotonic()
+
+            async def produce() -> None:
+                while seconds is None or time.monotonic() - t0 < seconds:
+                    try:
+                        await ws.send(await asyncio.wait_for(frames.get(), 1.0))
+                    except TimeoutError:
+                        continue
+                await ws.send(json.dumps({"type": "stop"}))
+
+            producer = asyncio.create_task(produce())
+            try:
+                async for message in ws:
+                    event = json.loads(message)
+                    if event["type"] == "speech_end":
+                        speech_end_at[event["utterance"]] = t0 + event["audio_ms"] / 1000
+                    _show(event, t0, as_json)
+                    if event["type"] == "result" and event["utterance"] in speech_end_at:
+                        latency = (time.monotonic() - speech_end_at[event["utterance"]]) * 1000
+                        print(f"voice-to-action: {latency:.0f} ms", file=sys.stderr, flush=True)
+            finally:
+                producer.cancel()
+    if dropped:
+        print(f"warning: {dropped} audio blocks dropped (the connection could not keep up)", file=sys.stderr)
+    return 0
+
+
+def run_mic(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
+            as_json: bool) -> int:
+    try:
+        return asyncio.run(_run(url, device, tz, now, seconds, as_json))
+    except KeyboardInterrupt:
+        return 0
