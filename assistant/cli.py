@@ -157,6 +157,12 @@ def _cmd_bench_nlu(args: argparse.Namespace) -> int:
     return run_nlu_bench(_settings(args), args)
 
 
+def _cmd_bench_voice(args: argparse.Namespace) -> int:
+    from assistant.bench.voice import run_voice_bench
+
+    return run_voice_bench(args)
+
+
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
     from models.atis import run_atis_benchmark
 
@@ -222,6 +228,14 @@ def _parser() -> argparse.ArgumentParser:
     nlu.add_argument("--json", type=Path, help="write the report here")
     nlu.add_argument("--plot", type=Path, help="write a PNG of latency per backend and batch size here")
     nlu.set_defaults(func=_cmd_bench_nlu)
+
+    voice = bench.add_parser("voice", help="voice-to-action latency of the spoken corpus, real time")
+    corpus = Path(__file__).resolve().parent.parent / "tests" / "data" / "corpus"
+    voice.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
+    voice.add_argument("--url", help="an already running server (default: start one with a throwaway store)")
+    voice.add_argument("--store", help="booking file for the spawned server (default: a throwaway one)")
+    voice.add_argument("--json", type=Path, help="write the report here")
+    voice.set_defaults(func=_cmd_bench_voice)
 
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
     atis.add_argument("--epochs", type=int, default=10)

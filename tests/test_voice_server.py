@@ -92,12 +92,12 @@ def test_two_clients_at_once_get_their_own_results(server: str) -> None:
     assert of(everest, "ready")[0]["session_id"] != of(denali, "ready")[0]["session_id"]
 
 
-async def _raw(url: str, messages: list[str | bytes]) -> list[dict[str, Any]]:
+async def _raw(url: str, messages: list[str | bytes], expect: int = 8) -> list[dict[str, Any]]:
     async with connect(url) as ws:
         for message in messages:
             await ws.send(message)
         replies = []
-        for _ in messages:
+        for _ in range(expect):
             replies.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
         return replies
 
@@ -109,18 +109,26 @@ def test_bad_input_gets_error_events_and_the_server_keeps_serving(server: str) -
         json.dumps({"type": "start", "sample_rate": 12345}),
         json.dumps({"type": "start", "sample_rate": 16000, "timezone": "Mars/Base"}),
         json.dumps({"type": "dance"}),
+        json.dumps({"type": "start", "sample_rate": 16000}),
+        b"\x00" * (300 * 1024),  # an oversized audio frame
+        "this text is where audio belongs",
+        b"\x00\x00" * 320,  # the session goes on: ordinary audio after the errors gets no error (nothing to say)
     ]))
-    assert [r["code"] for r in replies] == ["no_start", "bad_json", "unsupported_audio", "bad_start",
-                                            "unknown_type"]
+    assert [r.get("code", r["type"]) for r in replies[:8]] == [
+        "no_start", "bad_json", "unsupported_audio", "bad_start", "unknown_type", "ready", "frame_too_large",
+        "bad_json"]
     # a client that vanishes mid-stream does not hurt the next one
     asyncio.run(_vanish(server))
     assert of(send(server, DATA / "book_everest_tomorrow_9.wav", "--fast"), "result")
 
 
 async def _vanish(url: str) -> None:
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
     ws = await connect(url)
-    await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
-    await ws.send(b"\x00\x00" * 8000)
+    await ws.send(json.dumps({"type": "start", "sample_rate": rate}))
+    await ws.send(pcm[: len(pcm) // 2])  # mid-utterance: speech has started and not ended
+    await asyncio.sleep(0.3)
     ws.transport.abort()  # no close handshake: the connection just disappears
 
 

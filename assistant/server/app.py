@@ -16,9 +16,10 @@ from assistant.errors import InputError
 from assistant.events import Audio, ErrorEvent, ProtocolError, ServerEvent, Start, Stop, decode_client
 from assistant.server.session import Engines, Session
 
-__all__ = ["run_server", "MAX_MESSAGE_BYTES"]
+__all__ = ["run_server", "MAX_FRAME_BYTES", "MAX_MESSAGE_BYTES"]
 
-MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB: about 10 s of 48 kHz stereo in one frame; bigger is refused by websockets
+MAX_FRAME_BYTES = 1 << 18  # 256 KiB of audio in one message (1.3 s of 48 kHz stereo): larger gets an error, dropped
+MAX_MESSAGE_BYTES = 1 << 22  # 4 MiB: beyond this websockets closes the connection (1009), as it must
 
 
 async def _handle(connection: ServerConnection, engines: Engines) -> None:
@@ -36,6 +37,9 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
                 elif session is None:
                     raise ProtocolError("no_start", "send a JSON start message before audio or stop")
                 elif isinstance(decoded, Audio):
+                    if len(decoded.pcm) > MAX_FRAME_BYTES:
+                        raise ProtocolError("frame_too_large", f"an audio message is at most {MAX_FRAME_BYTES} "
+                                            f"bytes, got {len(decoded.pcm)}; it was dropped")
                     await session.audio(decoded.pcm)
                 elif isinstance(decoded, Stop):
                     await session.stop()  # every utterance's result is sent before this returns

@@ -49,6 +49,18 @@ _JUNK = [
     "testing testing one two three", "is this thing on", "can you hear me", "sorry wrong button",
     "the meeting went really well", "I hate meetings", "meetings are boring", "that was a long meeting",
     "مرحبا كيف حالك", "नमस्ते", "γεια σου", "hej hej", "ciao bella", "obrigado",
+    # Ordinary speech that is no request at all: narration, chat, overheard talk (a microphone hears it all).
+    "it was a dark and stormy night", "the captain looked out over the grey sea",
+    "and then they walked home together in silence", "I told him it would never work", "we had lunch by the river",
+    "the children were playing in the garden all afternoon", "honestly I think the movie was too long",
+    "he had always been fond of his sister", "they lived in a large house in the country", "my brother moved to Ohio",
+    "it rained the whole weekend so we stayed in", "she read the letter twice before answering",
+    "the train was late again this morning", "I don't know what you mean by that", "that's what she said to me",
+    "the old man sat by the fire and smoked his pipe", "nobody expected the story to end that way",
+    "they had been married for nearly forty years", "the dog barked at the mailman", "I'll be there in a minute",
+    "you should have seen his face", "there was nothing left to say", "the coffee here is really good",
+    "the village lay quiet under the snow", "her uncle had been a sailor in his youth", "we talked about the past",
+    "the meeting yesterday was long and pointless", "I think the booking system is great",
 ]
 
 
@@ -189,7 +201,7 @@ def generate_splits(config: GeneratorConfig) -> tuple[list[Example], list[Exampl
     """(train, dev): dev uses only the held-out templates; junk text goes to both."""
     train_templates, dev_templates = split_templates(config.seed, config.dev_template_fraction)
     rng = random.Random(config.seed + 1)
-    train = generate(train_templates, config.train_size, rng) + _junk_examples(rng, config.train_size // 40)
-    dev = generate(dev_templates, config.dev_size, rng) + _junk_examples(rng, config.dev_size // 40)
+    train = generate(train_templates, config.train_size, rng) + _junk_examples(rng, config.train_size // 20)
+    dev = generate(dev_templates, config.dev_size, rng) + _junk_examples(rng, config.dev_size // 20)
     rng.shuffle(train)
     return train, dev
