@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,8 @@ def _send(url: str, wav: Path) -> list[dict[str, Any]]:
 def run_voice_bench(args: argparse.Namespace) -> int:
     corpus = args.corpus
     items = json.loads((corpus / "requests.json").read_text())
-    store = Path(args.store) if args.store else corpus / ".bench-bookings.sqlite"
-    store.unlink(missing_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # a throwaway store, outside the corpus
+    store = Path(args.store) if args.store else scratch / "bookings.sqlite"
     server, url = (None, args.url) if args.url else _spawn_server(store)
     latencies: list[float] = []
     rows = []
@@ -60,8 +62,7 @@ def run_voice_bench(args: argparse.Namespace) -> int:
         if server is not None:
             server.terminate()
             server.wait(30)
-        if not args.store:
-            store.unlink(missing_ok=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     stats = LatencyStats.from_seconds(latencies)
     right = sum(r["intent_right"] for r in rows)
     print(f"voice-to-action over {stats.n} utterances (real time, hangover included): "
