@@ -109,15 +109,21 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     from assistant.asr.whisper import WhisperRecognizer
+    from assistant.audio.endpointer import EndpointerConfig
     from assistant.nlu.loader import build_text_pipeline
     from assistant.server.app import run_server
     from assistant.server.session import Engines
 
     pipeline = build_text_pipeline(settings, args.store, verbose=True, commit=True)
-    recognizer = WhisperRecognizer(args.asr_model)
+    asr, audio = settings.asr, settings.audio
+    model = args.asr_model or asr.model
+    recognizer = WhisperRecognizer(model, asr.device, asr.compute_type, asr.beam_size)
     recognizer.transcribe(b"\x00\x00" * 16_000)  # warm-up: the first decode pays for allocation
-    print(f"[asr] faster-whisper {args.asr_model} (cpu, int8)", file=sys.stderr)
-    run_server(Engines(recognizer, pipeline), args.host, args.port)
+    print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type})", file=sys.stderr)
+    endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
+                                  min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
+    engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms)
+    run_server(engines, args.host, args.port)
     return 0
 
 
@@ -198,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on start)")
     serve.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
-    serve.add_argument("--asr-model", default="tiny.en")
+    serve.add_argument("--asr-model", help="faster-whisper model (default from config: tiny.en)")
     serve.set_defaults(func=_cmd_serve)
 
     send = sub.add_parser("send", parents=[common], help="stream a WAV file to the server, print its events")

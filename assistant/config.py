@@ -10,7 +10,8 @@ from typing import Any
 
 from assistant.errors import ConfigError
 
-__all__ = ["NLUSettings", "BookingSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
+__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "Settings", "DEFAULT_CONFIG",
+           "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -36,6 +37,24 @@ class BookingSettings:
 
 
 @dataclass(frozen=True)
+class AudioSettings:
+    vad_aggressiveness: int = 2  # webrtcvad 0 (least) .. 3 (most eager to call audio non-speech)
+    pre_roll_ms: int = 300
+    hangover_ms: int = 300  # this much non-speech ends an utterance
+    min_speech_ms: int = 200
+    max_utterance_ms: int = 15000
+    partial_interval_ms: int = 600  # 0: no partial transcripts
+
+
+@dataclass(frozen=True)
+class ASRSettings:
+    model: str = "tiny.en"
+    device: str = "cpu"
+    compute_type: str = "int8"
+    beam_size: int = 1
+
+
+@dataclass(frozen=True)
 class Settings:
     cache_dir: Path
     rooms_file: Path
@@ -43,6 +62,8 @@ class Settings:
     timezone: str = ""
     nlu: NLUSettings = field(default_factory=NLUSettings)
     booking: BookingSettings = field(default_factory=BookingSettings)
+    audio: AudioSettings = field(default_factory=AudioSettings)
+    asr: ASRSettings = field(default_factory=ASRSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -71,7 +92,7 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    unknown = set(data) - {"paths", "nlu", "time", "booking"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -90,4 +111,6 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         xdg_data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
         store_file = Path(xdg_data) / "voice-assistant" / "bookings.sqlite"
     return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
-                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking)
+                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
+                    audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
+                    asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"))

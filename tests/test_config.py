@@ -4,13 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from assistant.config import DEFAULT_CONFIG, NLUSettings, load_settings
+from assistant.config import DEFAULT_CONFIG, ASRSettings, AudioSettings, BookingSettings, NLUSettings, load_settings
 from assistant.errors import ConfigError
 
 
 def test_default_toml_states_the_code_defaults() -> None:
     data = tomllib.loads(DEFAULT_CONFIG.read_text())
     assert data["nlu"] == asdict(NLUSettings())
+    assert data["booking"] == asdict(BookingSettings())
+    assert data["audio"] == asdict(AudioSettings())
+    assert data["asr"] == asdict(ASRSettings())
 
 
 def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
