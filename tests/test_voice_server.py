@@ -61,7 +61,8 @@ def test_spoken_booking_gives_the_command(server: str) -> None:
     assert (command["action"], command["room"], command["start"], command["end"]) == (
         "book_meeting", "everest", "2026-12-03T09:00:00+01:00", "2026-12-03T10:00:00+01:00")
     stages = of(events, "latency")[0]["stages_ms"]
-    assert 0 <= stages["transcript"] <= stages["intent"] <= stages["result"]
+    assert list(stages) == ["speech_end_decided", "transcript", "intent", "result"]
+    assert 0 <= stages["speech_end_decided"] <= stages["transcript"] <= stages["intent"] <= stages["result"]
     assert all(e["protocol"] == 1 for e in events)
 
 

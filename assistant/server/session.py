@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -78,6 +79,8 @@ class Session:
         self.utterance = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_partial_ms = 0
+        self._audio_ms = 0
+        self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms, monotonic arrival), 10 s
 
     def _reference(self, now: str | None) -> datetime | None:
         if now is None:
@@ -103,7 +106,10 @@ class Session:
             await asyncio.gather(*self._tasks)
 
     async def _frames(self, frames: list[bytes]) -> None:
+        arrived = time.monotonic()
         for frame in frames:  # webrtcvad on a 20 ms frame takes microseconds: fine on the loop
+            self._audio_ms += self.engines.endpointer.frame_ms
+            self._arrivals.append((self._audio_ms, arrived))
             for event in self.endpointer.push(frame, self.vad.is_voiced(frame)):
                 await self._endpoint(event)
             self._maybe_partial()
@@ -145,17 +151,21 @@ class Session:
             self._next_partial_ms = self.engines.partial_interval_ms
             await self.send(SpeechStart(self.utterance, event.start_ms))
         elif isinstance(event, SpeechEnded):
-            decided = time.monotonic()
+            # Stamps are measured from the arrival of the audio where speech ended (the frame at end_ms).
+            received = next((t for ms, t in self._arrivals if ms >= event.end_ms), time.monotonic())
             await self.send(SpeechEnd(self.utterance, event.end_ms, event.forced))
-            self._spawn(self._understand(self.utterance, event.audio, decided))
+            self._spawn(self._understand(self.utterance, event.audio, received))
 
-    async def _understand(self, utterance: int, audio: bytes, decided: float) -> None:
+    async def _understand(self, utterance: int, audio: bytes, received: float) -> None:
+        """Transcribe, understand, act; stamps (ms) from the arrival of the end of speech: speech_end_decided
+        (the hangover, in real time), transcript, intent, result (sent)."""
         loop = asyncio.get_running_loop()
         stages: dict[str, float] = {}
 
         def mark(stage: str) -> None:
-            stages[stage] = round((time.monotonic() - decided) * 1e3, 1)
+            stages[stage] = round((time.monotonic() - received) * 1e3, 1)
 
+        mark("speech_end_decided")
         try:
             text = await self._decode(audio)
             mark("transcript")
