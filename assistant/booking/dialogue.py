@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from assistant.booking.clock import parse_clock
@@ -149,4 +149,4 @@ class Dialogue:
             return command
         self.dispatcher.store.cancel(booking.id, key)
         state.last_booking = None
-        return Command(**{**command.__dict__, "committed": True})
+        return replace(command, committed=True)

@@ -7,7 +7,7 @@ the reason. With commit=True the store runs it under the request's idempotency k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -120,22 +120,22 @@ class Dispatcher:
         command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
                           attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key)
         if request.people and request.people > room.seats:
-            return Command(**{**command.__dict__, "executable": False,
-                              "reason": f"{room.name} seats {room.seats}, fewer than {request.people}"})
+            return replace(command, executable=False,
+                           reason=f"{room.name} seats {room.seats}, fewer than {request.people}")
         if start < now:
-            return Command(**{**command.__dict__, "executable": False, "reason": "that time has passed"})
+            return replace(command, executable=False, reason="that time has passed")
         clashes = self.store.bookings(start, end, room.key)
         if clashes and not commit:
-            return Command(**{**command.__dict__, "executable": False, "reason": "room taken"})
+            return replace(command, executable=False, reason="room taken")
         if not commit:
             return command
         outcome = self.store.book(Booking("", room.key, start, end, request.title, request.attendees,
                                           conversation), key)
         if isinstance(outcome, Conflict):
             return self._conflict(room.key, start, end, people)
-        return Command(**{**command.__dict__, "committed": True, "booking_id": outcome.booking.id})
+        return replace(command, committed=True, booking_id=outcome.booking.id)
 
-    def _target(self, request: MeetingRequest, now: datetime, action: str) -> Booking | Result:
+    def _target(self, request: MeetingRequest, now: datetime) -> Booking | Result:
         found = self._find(request, now)
         if len(found) == 1:
             return found[0]
@@ -147,7 +147,7 @@ class Dispatcher:
 
     def _cancel(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                 conversation: str | None) -> Result:
-        target = self._target(request, now, "cancel")
+        target = self._target(request, now)
         if not isinstance(target, Booking):
             return target
         command = Command("cancel_meeting", target.room, target.start, target.end, executable=True,
@@ -155,15 +155,15 @@ class Dispatcher:
                           assumptions=request.assumptions, idempotency_key=key)
         if commit:
             outcome = self.store.cancel(target.id, key)
-            return Command(**{**command.__dict__, "committed": isinstance(outcome, Booked),
-                              "executable": isinstance(outcome, Booked)})
+            done = isinstance(outcome, Booked)
+            return replace(command, committed=done, executable=done)
         return command
 
     def _reschedule(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                     conversation: str | None) -> Result:
         if request.missing:
             return Clarify(request.missing, QUESTIONS["new_time"])
-        target = self._target(request, now, "reschedule")
+        target = self._target(request, now)
         if not isinstance(target, Booking):
             return target
         length = target.end - target.start
@@ -179,13 +179,13 @@ class Dispatcher:
                           new_end=new_end, assumptions=request.assumptions, idempotency_key=key)
         clashes = [b for b in self.store.bookings(new_start, new_end, target.room) if b.id != target.id]
         if clashes and not commit:
-            return Command(**{**command.__dict__, "executable": False, "reason": "room taken"})
+            return replace(command, executable=False, reason="room taken")
         if not commit:
             return command
         outcome = self.store.reschedule(target.id, new_start, new_end, key)
         if isinstance(outcome, Conflict):
             return self._conflict(target.room, new_start, new_end, 1)
-        return Command(**{**command.__dict__, "committed": isinstance(outcome, Booked)})
+        return replace(command, committed=isinstance(outcome, Booked))
 
     def _check(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                conversation: str | None) -> Result:
