@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from assistant.server.spawn import spawn_server
 from tests.schema import assert_valid_result
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
@@ -22,12 +21,7 @@ CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
 @pytest.fixture(scope="module")
 def corpus_server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
-    store = tmp_path_factory.mktemp("corpus") / "bookings.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store)],
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    url = next((line.split()[-1] for line in proc.stderr if line.startswith("listening on ")), "")
-    assert url, "the server did not start"
+    proc, url = spawn_server(tmp_path_factory.mktemp("corpus") / "bookings.sqlite")
     yield url
     proc.terminate()
     proc.wait(30)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from assistant.server.spawn import spawn_server
 from tests.schema import assert_valid_result
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -24,16 +25,7 @@ NOW = ["--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
-    store = tmp_path_factory.mktemp("store") / "bookings.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store)],
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    url = ""
-    for line in proc.stderr:  # model loading and the warm-up decode come first
-        if line.startswith("listening on "):
-            url = line.split()[-1]
-            break
-    assert url, "the server did not start"
+    proc, url = spawn_server(tmp_path_factory.mktemp("store") / "bookings.sqlite")
     yield url
     proc.terminate()
     proc.wait(30)

@@ -19,18 +19,9 @@ from typing import Any
 from tqdm import tqdm
 
 from assistant.bench.report import LatencyStats, machine_info, write_report
+from assistant.server.spawn import spawn_server
 
 __all__ = ["run_voice_bench"]
-
-
-def _spawn_server(store: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store)],
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("listening on "):
-            return proc, line.split()[-1]
-    raise RuntimeError("the server did not start")
 
 
 def _send(url: str, wav: Path) -> list[dict[str, Any]]:
@@ -45,7 +36,7 @@ def run_voice_bench(args: argparse.Namespace) -> int:
     items = json.loads((corpus / "requests.json").read_text())
     scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # a throwaway store, outside the corpus
     store = Path(args.store) if args.store else scratch / "bookings.sqlite"
-    server, url = (None, args.url) if args.url else _spawn_server(store)
+    server, url = (None, args.url) if args.url else spawn_server(store)
     latencies: list[float] = []
     rows = []
     try:
