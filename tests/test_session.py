@@ -53,3 +53,43 @@ def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
     ticks, events = asyncio.run(scenario())
     assert any(isinstance(e, Transcript) for e in events)
     assert ticks >= 20  # had the decode run on the loop, the ticker could not have run during that second
+
+
+class RecordingRecognizer:
+    """Stands in for faster-whisper: notes how much audio each decode was given."""
+
+    model_name = "recording"
+
+    def __init__(self) -> None:
+        self.lengths: list[int] = []
+
+    def transcribe(self, pcm16k: bytes) -> str:
+        self.lengths.append(len(pcm16k))
+        return ""
+
+
+def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
+    # A partial started in the pause that ends speech would hold the recognizer when the final decode needs it.
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
+    recognizer = RecordingRecognizer()
+
+    async def scenario() -> None:
+        async def send(event: ServerEvent) -> None:
+            pass
+
+        engines = Engines(recognizer, pipeline=None, partial_interval_ms=100)  # type: ignore[arg-type]
+        session = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+        audio = pcm + b"\x00\x00" * rate
+        step = 2 * rate // 50  # 20 ms at the WAV's rate
+        for offset in range(0, len(audio), step):
+            await session.audio(audio[offset : offset + step])
+            await asyncio.sleep(0)
+        await session.stop()
+        engines.close()
+
+    asyncio.run(scenario())
+    *partials, final = recognizer.lengths
+    hangover_bytes = 2 * 16_000 * 300 // 1000
+    assert len(partials) >= 5
+    assert max(partials) <= final - hangover_bytes + 2 * 640, (partials, final)  # nothing started in the pause

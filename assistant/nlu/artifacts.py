@@ -9,17 +9,13 @@ half-written model and two processes never train at once.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from assistant.cache import build_folder, locked
 from assistant.errors import ModelUnavailable
 from assistant.nlu.labels import LabelSet
 from engines.base import JointModelFiles
@@ -79,16 +75,6 @@ def load_model(folder: Path) -> NLUModel:
     return NLUModel(folder, files, labels, folder / "tokenizer.json", json.loads(manifest_file.read_text()))
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: GeneratorConfig | None = None,
                          training: TrainConfig | None = None) -> NLUModel:
     generator = generator or GeneratorConfig()
@@ -99,7 +85,7 @@ def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: Gene
     folder = root / key
     if (folder / "manifest.json").exists() and not rebuild:
         return load_model(folder)
-    with _locked(root / f"{key}.lock"):
+    with locked(root / f"{key}.lock"):
         if (folder / "manifest.json").exists() and not rebuild:
             return load_model(folder)  # another process built it while we waited
         try:
@@ -109,12 +95,5 @@ def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: Gene
                 f"no trained model in {root} and training needs torch ({exc.name} is missing): "
                 "pip install -e '.[train]'"
             ) from exc
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
-        try:
-            build_meeting_nlu(staging, generator, training, key)
-            if folder.exists():
-                shutil.rmtree(folder)
-            staging.rename(folder)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        build_folder(folder, lambda staging: build_meeting_nlu(staging, generator, training, key))
     return load_model(folder)

@@ -1,0 +1,38 @@
+"""Build-once folders in the cache: a file lock so concurrent processes build a thing once, and a staging
+folder renamed into place so a crash never leaves a half-built folder that looks finished."""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["locked", "build_folder"]
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_folder(folder: Path, build: Callable[[Path], None]) -> None:
+    """Run `build(staging)` in a fresh folder next to `folder`, then rename it to `folder` (replacing an old one).
+    The caller holds the lock and has checked that `folder` needs building."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        build(staging)
+        staging.chmod(0o755)  # mkdtemp makes it private; the cache is as readable as any other folder
+        if folder.exists():
+            shutil.rmtree(folder)
+        staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

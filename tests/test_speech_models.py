@@ -1,0 +1,77 @@
+"""Speech models from PyPI packages: tiny.en as shipped, whisper base joined from its two part packages into the
+cache, both transcribing a spoken request, and the server running on base when configured to."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import wave
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soxr
+
+from assistant.asr.models import SPEECH_MODELS, whisper_model_dir
+from assistant.asr.whisper import WhisperRecognizer
+from assistant.errors import ModelUnavailable
+from assistant.server.spawn import spawn_server
+
+DATA = Path(__file__).resolve().parent / "data"
+BASE_PARTS = [Path(__import__(m).__file__).parent / "data" / f"model.bin.part{i}"
+              for i, m in enumerate(SPEECH_MODELS["base"].modules, 1)]
+
+
+def _pcm16k(path: Path) -> bytes:
+    with wave.open(str(path), "rb") as wav:
+        rate, samples = wav.getframerate(), np.frombuffer(wav.readframes(wav.getnframes()), "<i2")
+    return soxr.resample(samples, rate, 16_000).astype("<i2").tobytes()
+
+
+def test_base_is_joined_once_into_the_cache_from_its_two_parts(tmp_path: Path) -> None:
+    folder = whisper_model_dir("base", tmp_path)
+    assert folder.is_relative_to(tmp_path / "whisper")
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"]
+    joined = (folder / "model.bin").read_bytes()
+    assert joined == b"".join(part.read_bytes() for part in BASE_PARTS)
+    stamp = (folder / "model.bin").stat().st_mtime_ns
+    assert whisper_model_dir("base", tmp_path) == folder
+    assert (folder / "model.bin").stat().st_mtime_ns == stamp  # reused, not joined again
+
+
+def test_two_processes_asking_for_base_at_once_get_one_complete_folder(tmp_path: Path) -> None:
+    with ProcessPoolExecutor(2) as pool:
+        folders = list(pool.map(whisper_model_dir, ["base", "base"], [tmp_path, tmp_path]))
+    assert folders[0] == folders[1]
+    assert (folders[0] / "model.bin").stat().st_size == sum(p.stat().st_size for p in BASE_PARTS)
+    assert [p.name for p in (tmp_path / "whisper").iterdir() if p.is_dir()] == [folders[0].name]  # no staging left
+
+
+def test_an_unknown_speech_model_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="unknown speech model 'large'.*tiny.en"):
+        whisper_model_dir("large", tmp_path)
+
+
+@pytest.mark.parametrize("model", ["tiny.en", "base"])
+def test_each_model_transcribes_a_spoken_request(model: str, settings: object, tmp_path: Path) -> None:
+    recognizer = WhisperRecognizer(tmp_path, model)
+    text = recognizer.transcribe(_pcm16k(DATA / "book_everest_tomorrow_9.wav"))
+    assert text.lower().rstrip(".") == "book everest tomorrow at 9 for an hour"
+    assert recognizer.transcribe(_pcm16k(DATA / "silence_3s.wav")) == ""
+
+
+def test_the_server_runs_on_base_when_asked(tmp_path: Path, meeting_model: object) -> None:
+    proc, url = spawn_server(tmp_path / "bookings.sqlite", ["--asr-model", "base"])
+    try:
+        sent = subprocess.run([sys.executable, "-m", "assistant", "send", str(DATA / "cancel_denali_friday.wav"),
+                               "--url", url, "--fast", "--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"],
+                              capture_output=True, text=True, timeout=120, check=True)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    events = [json.loads(line) for line in sent.stdout.splitlines()]
+    intent = next(e for e in events if e["type"] == "intent")
+    assert intent["intent"] == "cancel_meeting"
+    assert ("room", "denali") in {(s["name"], s["text"].lower()) for s in intent["slots"]}
