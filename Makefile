@@ -1,12 +1,14 @@
 # The two set-up commands of the README, and the pieces they are made of.
-#   make run   installs everything (CPU) and runs the main job on the embedded default
+#   make run   installs everything (CPU) and runs the main job on the embedded default: the voice server
 #   make test  installs what the tests need and runs the whole suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 TEXT ?= book everest tomorrow at 9 for an hour
+HOST ?= 127.0.0.1
+PORT ?= 8765
 
-.PHONY: install install-test system-deps run test lint bench-nlu bench-atis
+.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -33,6 +35,9 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 run: install
+	$(VENV)/bin/assistant serve --host $(HOST) --port $(PORT)
+
+parse: install
 	$(VENV)/bin/assistant parse "$(TEXT)"
 
 test: install-test
@@ -44,6 +49,9 @@ lint: install-test
 
 bench-nlu: install-test
 	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json --plot docs/benchmarks/nlu-cpu.png
+
+bench-voice: install-test
+	$(VENV)/bin/assistant bench voice --json docs/benchmarks/voice-cpu.json
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parent / "data"
 class SlowRecognizer:
     """Stands in for faster-whisper (a collaborator here): a decode that holds its thread for a second."""
 
-    model_name = "slow"
+    model_name, device, compute_type = "slow", "cpu", "none"
 
     def transcribe(self, pcm16k: bytes) -> str:
         time.sleep(1.0)
@@ -58,7 +58,7 @@ def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
 class RecordingRecognizer:
     """Stands in for faster-whisper: notes how much audio each decode was given."""
 
-    model_name = "recording"
+    model_name, device, compute_type = "recording", "cpu", "none"
 
     def __init__(self) -> None:
         self.lengths: list[int] = []

@@ -90,6 +90,11 @@ class Endpointer:
             events.append(SpeechStarted(self._start_ms))
         return events
 
+    @property
+    def pause_ms(self) -> int:
+        """How long the speaker has been quiet within the current utterance (0 on a voiced frame)."""
+        return self._now_ms - self._last_voiced_ms if self.in_speech else 0
+
     def current_audio(self) -> bytes:
         """The utterance so far (pre-roll included); empty outside speech."""
         return b"".join(self._frames) if self.in_speech else b""
