@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from assistant.asr.models import SPEECH_MODELS
 from assistant.config import Settings, load_settings
 from assistant.errors import AssistantError, ConfigError
 
@@ -117,7 +118,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     pipeline = build_text_pipeline(settings, args.store, verbose=True, commit=True)
     asr, audio = settings.asr, settings.audio
     model = args.asr_model or asr.model
-    recognizer = WhisperRecognizer(model, asr.device, asr.compute_type, asr.beam_size)
+    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
     recognizer.transcribe(b"\x00\x00" * 16_000)  # warm-up: the first decode pays for allocation
     print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type})", file=sys.stderr)
     endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
@@ -169,6 +170,12 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
     return run_voice_bench(args)
 
 
+def _cmd_bench_e2e(args: argparse.Namespace) -> int:
+    from assistant.bench.e2e import run_e2e_bench
+
+    return run_e2e_bench(args)
+
+
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
     from models.atis import run_atis_benchmark
 
@@ -204,7 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on start)")
     serve.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
-    serve.add_argument("--asr-model", help="faster-whisper model (default from config: tiny.en)")
+    serve.add_argument("--asr-model", choices=sorted(SPEECH_MODELS),
+                       help="faster-whisper model (default from config [asr] model: tiny.en)")
     serve.set_defaults(func=_cmd_serve)
 
     send = sub.add_parser("send", parents=[common], help="stream a WAV file to the server, print its events")
@@ -243,6 +251,22 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--json", type=Path, help="write the report here")
     voice.set_defaults(func=_cmd_bench_voice)
 
+    e2e = bench.add_parser("e2e", help="voice-to-action latency under load: N concurrent real-time clients")
+    where = e2e.add_mutually_exclusive_group()
+    where.add_argument("--url", help="measure an already running server")
+    where.add_argument("--spawn", action="store_true", help="start a server with a throwaway store (the default)")
+    e2e.add_argument("--clients", default="1", help="concurrent clients; a comma list is a sweep, e.g. 1,2,4,8")
+    e2e.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
+    e2e.add_argument("--duration", type=float, default=60.0, help="seconds of load per client count")
+    e2e.add_argument("--max-wait", type=float, default=10.0,
+                     help="a result later than this after the end of the request's audio counts as lost")
+    e2e.add_argument("--seed", type=int, default=0, help="seeds the clients' choices, offsets and pauses")
+    e2e.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="speech model of the spawned server")
+    e2e.add_argument("--store", help="booking file for the spawned server (default: a throwaway one)")
+    e2e.add_argument("--aim", type=float, default=1.5, help="p95 aim in seconds, drawn on the plot")
+    e2e.add_argument("--json", type=Path, help="write the report here")
+    e2e.add_argument("--plot", type=Path, help="write a PNG here")
+    e2e.set_defaults(func=_cmd_bench_e2e)
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
     atis.add_argument("--epochs", type=int, default=10)
     atis.add_argument("--json", type=Path, help="write the scores here")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["plot_backend_latency"]
+__all__ = ["plot_backend_latency", "plot_e2e"]
 
 
 def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: str) -> None:
@@ -31,6 +32,61 @@ def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: s
         ax.set_yscale("log")
         ax.set_title(f"batch {size}")
         ax.set_ylabel("ms per call (p50, whisker p99)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: float | None = None) -> None:
+    """Left: the distribution of each stage's time from the end of speech (client clock), one box per client
+    count. Right: voice-to-action p50/p95/p99 against the number of concurrent clients."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = ("speech_end", "transcript", "intent", "result")
+    colors = ["#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    width = 0.8 / max(1, len(points))
+    for i, point in enumerate(points):
+        samples = [[m["stages_s"][s] for m in point["measurements"] if s in m["stages_s"]] for s in stages]
+        positions = [k + (i - (len(points) - 1) / 2) * width for k in range(len(stages))]
+        drawn = [(p, x) for p, x in zip(positions, samples, strict=True) if x]
+        if not drawn:
+            continue
+        boxes = left.boxplot([x for _, x in drawn], positions=[p for p, _ in drawn], widths=width * 0.9,
+                             patch_artist=True, showfliers=True, flierprops={"markersize": 2})
+        for box in boxes["boxes"]:
+            box.set_facecolor(colors[i % len(colors)])
+        left.plot([], [], color=colors[i % len(colors)], linewidth=6, label=f"{point['clients']} client(s)")
+    left.set_xticks(range(len(stages)), [f"{s}\nreceived" for s in stages])
+    left.set_ylabel("seconds after the end of speech")
+    left.set_ylim(bottom=0)
+    left.set_title("each stage, on the client clock")
+    left.legend(fontsize=8)
+    left.grid(axis="y", alpha=0.3)
+
+    clients = [p["clients"] for p in points if p["voice_to_action"]]
+    for key, style in (("p50_ms", "o-"), ("p95_ms", "s--"), ("p99_ms", "^:")):
+        right.plot(clients, [p["voice_to_action"][key] / 1e3 for p in points if p["voice_to_action"]], style,
+                   label=key.removesuffix("_ms"))
+    for p in points:
+        if not p["keeps_up"]:
+            right.annotate("cannot keep up", (p["clients"], (p["voice_to_action"] or {}).get("p95_ms", 0) / 1e3),
+                           color="#C44E52", fontsize=8, xytext=(4, 4), textcoords="offset points")
+    if aim_s is not None:
+        right.axhline(aim_s, color="#C44E52", linewidth=1, alpha=0.6, label=f"aim p95 {aim_s:g} s")
+    right.set_xscale("log", base=2)
+    right.set_xticks(clients, [str(c) for c in clients])
+    right.set_xlabel("concurrent real-time clients")
+    right.set_ylabel("voice-to-action, seconds")
+    right.set_title("voice-to-action against load")
+    right.set_ylim(bottom=0)
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,16 +8,21 @@ import json
 import sys
 import time
 import wave
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.client import connect
 
 from assistant.errors import InputError
 
-__all__ = ["send_wav"]
+__all__ = ["send_wav", "read_wav", "stream_audio", "Event"]
+
+Event = dict[str, Any]
+FATAL_CODES = ("bad_start", "unsupported_audio")  # the server cannot use this stream at all
 
 
-def _read_wav(path: Path) -> tuple[bytes, int, int]:
+def read_wav(path: Path) -> tuple[bytes, int, int]:
     try:
         with wave.open(str(path), "rb") as wav:
             if wav.getsampwidth() != 2:
@@ -27,8 +32,10 @@ def _read_wav(path: Path) -> tuple[bytes, int, int]:
         raise InputError("unsupported_audio", f"{path}: not a readable WAV file ({exc})") from exc
 
 
-async def _send(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int) -> int:
-    pcm, rate, channels = _read_wav(path)
+async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Event], None], *,
+                       now: str | None, tz: str, fast: bool = False, tail_ms: int = 800) -> int:
+    """Stream 16-bit PCM to the server (20 ms frames, real-time pace unless fast), then stop; hand every server
+    event to `on_event` with "t" added. Returns 1 when the server refused the stream, else 0."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
     start = {"type": "start", "sample_rate": rate, "format": "pcm_s16le", "channels": channels, "timezone": tz}
@@ -52,18 +59,24 @@ async def _send(path: Path, url: str, now: str | None, tz: str, fast: bool, tail
             async for message in ws:
                 event = json.loads(message)
                 event["t"] = round(time.monotonic() - t0, 4) if t0 is not None else 0.0
-                print(json.dumps(event, ensure_ascii=False), flush=True)
-                if event["type"] == "error" and event["code"] in ("bad_start", "unsupported_audio"):
+                on_event(event)
+                if event["type"] == "error" and event["code"] in FATAL_CODES:
                     return 1
         finally:  # the server closes the connection once every result after our stop is sent
             producer.cancel()
     return 0
 
 
+def _print(event: Event) -> None:
+    print(json.dumps(event, ensure_ascii=False), flush=True)
+
+
 def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int = 800,
              timeout_s: float = 120.0) -> int:
+    pcm, rate, channels = read_wav(path)
+    stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms)
     try:
-        return asyncio.run(asyncio.wait_for(_send(path, url, now, tz, fast, tail_ms), timeout_s))
+        return asyncio.run(asyncio.wait_for(stream, timeout_s))
     except TimeoutError:
         print(json.dumps({"type": "client_timeout", "seconds": timeout_s}), file=sys.stderr)
         return 1

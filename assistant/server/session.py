@@ -35,6 +35,7 @@ from assistant.events import (
     Start,
     Transcript,
 )
+from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline
 
 __all__ = ["Engines", "Session"]
@@ -54,8 +55,47 @@ class Engines:
     asr_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "asr"))
     nlu_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nlu"))
 
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
+
     asr_in_flight: int = 0  # decodes queued or running; partials are shed when any is
-    shed_partials: int = 0
+    nlu_in_flight: int = 0
+
+    def __post_init__(self) -> None:
+        backend = self.pipeline.parser.backend.info() if self.pipeline is not None else None
+        self.metrics.models.info({
+            "asr_model": self.recognizer.model_name,
+            "asr_device": f"{self.recognizer.device} {self.recognizer.compute_type}",
+            "nlu_backend": backend.name if backend else "none",
+            "nlu_precision": backend.precision if backend else "none",
+            "nlu_device": backend.device if backend else "none",
+        })
+
+    async def run_asr(self, audio: bytes, work: str) -> str:
+        """One decode in the ASR worker; `work` is asr_final or asr_partial (for the metrics)."""
+        self.asr_in_flight += 1
+        self.metrics.queue_depth.labels("asr").set(self.asr_in_flight)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.asr_worker, self._timed, work, self.recognizer.transcribe, audio)
+        finally:
+            self.asr_in_flight -= 1
+            self.metrics.queue_depth.labels("asr").set(self.asr_in_flight)
+
+    async def run_nlu(self, call: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        self.nlu_in_flight += 1
+        self.metrics.queue_depth.labels("nlu").set(self.nlu_in_flight)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.nlu_worker, self._timed, "nlu", call)
+        finally:
+            self.nlu_in_flight -= 1
+            self.metrics.queue_depth.labels("nlu").set(self.nlu_in_flight)
+
+    def _timed(self, work: str, call: Callable[..., Any], *args: Any) -> Any:
+        started = time.perf_counter()  # in the worker: the call's own time, not its wait in the queue
+        try:
+            return call(*args)
+        finally:
+            self.metrics.compute.labels(work).observe(time.perf_counter() - started)
 
     def close(self) -> None:
         self.asr_worker.shutdown(wait=True, cancel_futures=True)
@@ -107,6 +147,7 @@ class Session:
 
     async def _frames(self, frames: list[bytes]) -> None:
         arrived = time.monotonic()
+        self.engines.metrics.audio.inc(len(frames) * self.engines.endpointer.frame_ms / 1000)
         for frame in frames:  # webrtcvad on a 20 ms frame takes microseconds: fine on the loop
             self._audio_ms += self.engines.endpointer.frame_ms
             self._arrivals.append((self._audio_ms, arrived))
@@ -116,14 +157,18 @@ class Session:
 
     def _maybe_partial(self) -> None:
         """While speech goes on, re-decode the utterance so far, but only when the recognizer is idle: a
-        partial that would wait behind another decode is shed, so lag never grows beyond real time."""
+        partial that would wait behind another decode is shed, so lag never grows beyond real time.
+        A partial starts only on a voiced frame: one started in a pause that turns out to be the end of speech
+        would hold the recognizer when the final decode needs it (half a second of tiny.en on 2 cores)."""
         interval = self.engines.partial_interval_ms
         audio_ms = len(self.endpointer.current_audio()) * 1000 // (2 * TARGET_RATE)
         if not interval or not self.endpointer.in_speech or audio_ms < self._next_partial_ms:
             return
+        if self.endpointer.pause_ms > 0:
+            return  # due, and taken on the next voiced frame
         self._next_partial_ms = audio_ms + interval
         if self.engines.asr_in_flight:
-            self.engines.shed_partials += 1
+            self.engines.metrics.partials_shed.inc()
             return
         self._spawn(self._partial(self.utterance, self.endpointer.current_audio()))
 
@@ -132,16 +177,8 @@ class Session:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _decode(self, audio: bytes) -> str:
-        self.engines.asr_in_flight += 1
-        try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self.engines.asr_worker, self.engines.recognizer.transcribe, audio)
-        finally:
-            self.engines.asr_in_flight -= 1
-
     async def _partial(self, utterance: int, audio: bytes) -> None:
-        text = await self._decode(audio)
+        text = await self.engines.run_asr(audio, "asr_partial")
         if text and utterance == self.utterance and self.endpointer.in_speech:
             await self.send(Partial(utterance, text))
 
@@ -159,24 +196,25 @@ class Session:
     async def _understand(self, utterance: int, audio: bytes, received: float) -> None:
         """Transcribe, understand, act; stamps (ms) from the arrival of the end of speech: speech_end_decided
         (the hangover, in real time), transcript, intent, result (sent)."""
-        loop = asyncio.get_running_loop()
         stages: dict[str, float] = {}
 
         def mark(stage: str) -> None:
-            stages[stage] = round((time.monotonic() - received) * 1e3, 1)
+            elapsed = time.monotonic() - received
+            stages[stage] = round(elapsed * 1e3, 1)
+            self.engines.metrics.stage_latency.labels(stage).observe(elapsed)
 
         mark("speech_end_decided")
         try:
-            text = await self._decode(audio)
+            text = await self.engines.run_asr(audio, "asr_final")
             mark("transcript")
             await self.send(Transcript(utterance, text))
             if not text:
                 return
             now = self.now or datetime.now(self.zone)
-            (record,) = await loop.run_in_executor(
-                self.engines.nlu_worker,
+            (record,) = await self.engines.run_nlu(
                 lambda: self.engines.pipeline.handle([text], self.conversation, now, commit=True))
             mark("intent")
+            self.engines.metrics.utterances.labels(record.get("intent", "out_of_scope")).inc()
             await self.send(IntentEvent(utterance, record.get("intent", "out_of_scope"),
                                         float(record.get("confidence", 0.0)), record.get("slots", [])))
             await self.send(ResultEvent(utterance, record["result"]))

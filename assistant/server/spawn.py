@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 __all__ = ["spawn_server"]
 
 
-def spawn_server(store: Path) -> tuple[subprocess.Popen[str], str]:
+def _drain(stream: IO[str], echo: bool) -> None:
+    # Keep reading the child's log after start-up: a full, unread pipe would block the server mid-write.
+    for line in stream:
+        if echo:
+            sys.stderr.write(f"[server] {line}")
+
+
+def spawn_server(store: Path, extra_args: Sequence[str] = (), echo_log: bool = False
+                 ) -> tuple[subprocess.Popen[str], str]:
     """The running server process and its ws:// URL, once it listens (models loaded, warm-up done)."""
-    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store),
+                             *extra_args], stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     for line in proc.stderr:
+        if echo_log:
+            sys.stderr.write(f"[server] {line}")
         if line.startswith("listening on "):
+            threading.Thread(target=_drain, args=(proc.stderr, echo_log), daemon=True).start()
             return proc, line.split()[-1]
     proc.wait(30)
     raise RuntimeError(f"the server did not start (exit code {proc.returncode})")

@@ -1,0 +1,346 @@
+"""`assistant bench e2e`: voice-to-action latency under load.
+
+N concurrent clients replay the spoken corpus at real-time pace, each starting at a random offset and pausing
+between requests like people do; one websocket connection per request. For every utterance, on the client clock
+and measured from the end of speech in the audio (frames go out at real-time pace, so audio time t is sent at
+client time t): `speech_end` event, `transcript`, `intent`, `result`; plus the server's own stage stamps from the
+`latency` event, and the server's compute per second of audio from its /metrics.
+
+A sweep (`--clients 1,2,4,8`) runs one point per client count and stops at the first point the server cannot keep
+up with: a request whose result does not come within `--max-wait` seconds of the end of its audio counts as lost,
+and latency that grows steadily over a point means the queue grows without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
+from assistant.clients.send import Event, read_wav, stream_audio
+from assistant.errors import ConfigError
+
+__all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "load_corpus", "measure_request", "judge",
+           "run_sweep", "summarize", "print_report", "metrics_url", "CORPUS_NOW", "CORPUS_TZ"]
+
+# The reference time and zone the corpus's expected results were written for (tests/data/corpus/requests.json).
+CORPUS_NOW = "2026-12-02T10:00:00"
+CORPUS_TZ = "Europe/Berlin"
+CLIENT_STAGES = ("speech_end", "transcript", "intent", "result")  # client-clock events, in pipeline order
+TAIL_MS = 800  # silence streamed after each request: the endpointer needs its hangover of it to decide
+GROWTH_LIMIT_S = 1.0  # latency that rises by more than this over one point (trend line) is falling behind
+
+
+@dataclass(frozen=True)
+class CorpusItem:
+    file: str
+    pcm: bytes
+    rate: int
+    channels: int
+    intent: str
+    expected: dict[str, str]  # room, start, end where the corpus gives them
+
+    @property
+    def audio_s(self) -> float:
+        return len(self.pcm) / (2 * self.channels * self.rate)
+
+
+def load_corpus(folder: Path) -> list[CorpusItem]:
+    listing = folder / "requests.json"
+    if not listing.is_file():
+        raise ConfigError(f"--corpus {folder}: no requests.json there")
+    items = []
+    for entry in json.loads(listing.read_text()):
+        pcm, rate, channels = read_wav(folder / entry["file"])
+        expected = {k: entry[k] for k in ("room", "start", "end") if k in entry}
+        items.append(CorpusItem(entry["file"], pcm, rate, channels, entry["intent"], expected))
+    if not items:
+        raise ConfigError(f"{listing} lists no requests")
+    return items
+
+
+@dataclass
+class Measurement:
+    """One utterance (or one lost request) as a client saw it."""
+
+    client: int
+    file: str
+    sent_at_s: float  # when the request's first frame went out, seconds since the point began
+    stages_s: dict[str, float] = field(default_factory=dict)  # client clock, from the end of speech in the audio
+    server_ms: dict[str, float] = field(default_factory=dict)  # the server's `latency` event
+    intent: str | None = None
+    right: bool = False
+    lost: bool = False  # no result within the wait
+
+    @property
+    def voice_to_action_s(self) -> float | None:
+        return self.stages_s.get("result")
+
+
+def _is_right(item: CorpusItem, intent: Event | None, result: dict[str, Any] | None) -> bool:
+    """The intent is the expected one, the room (when the corpus names one) is heard, and a committed command
+    has the expected times. Under load, two clients may ask for the same slot: the second gets a clarify about
+    the conflict, which is right too, so times are checked only on commands that went through."""
+    if intent is None or result is None or intent["intent"] != item.intent:
+        return False
+    room = item.expected.get("room")
+    command = result.get("command") or {}
+    if room and command.get("room") != room and not any(
+            s["name"] == "room" and room in s["text"].lower() for s in intent["slots"]):
+        return False
+    if result.get("committed"):
+        return all(command.get(k) == item.expected[k] for k in ("start", "end") if k in item.expected)
+    return True
+
+
+def measure_request(client: int, item: CorpusItem, sent_at_s: float, events: Sequence[Event], finished: bool
+                    ) -> list[Measurement]:
+    """Turn one request's server events into one measurement per utterance. `finished`: the server closed the
+    stream after sending everything; when it did not, an utterance (or the request) without a result is lost."""
+    ends = {e["utterance"]: e for e in events if e["type"] == "speech_end"}
+    out = []
+    for utterance, end in ends.items():
+        end_s = end["audio_ms"] / 1000
+        mine = {e["type"]: e for e in events if e.get("utterance") == utterance}
+        m = Measurement(client, item.file, sent_at_s)
+        for stage in CLIENT_STAGES:
+            if stage in mine:
+                m.stages_s[stage] = round(mine[stage]["t"] - end_s, 4)
+        if "latency" in mine:
+            m.server_ms = dict(mine["latency"]["stages_ms"])
+        if "intent" in mine:
+            m.intent = mine["intent"]["intent"]
+        if "result" in mine:
+            m.right = _is_right(item, mine.get("intent"), mine["result"]["result"])
+        else:  # an empty transcript is an answer (no words, so nothing to do); silence from the server is not
+            m.lost = not finished or "transcript" not in mine
+        out.append(m)
+    return out or [Measurement(client, item.file, sent_at_s, lost=not finished)]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    keeps_up: bool
+    reason: str
+
+
+def judge(measurements: Sequence[Measurement], duration_s: float) -> Verdict:
+    lost = sum(m.lost for m in measurements)
+    if lost:
+        return Verdict(False, f"cannot keep up: {lost} of {len(measurements)} requests got no result in time")
+    timed = [(m.sent_at_s, m.voice_to_action_s) for m in measurements if m.voice_to_action_s is not None]
+    if len(timed) >= 4:
+        x, y = np.asarray(timed, dtype=np.float64).T
+        if np.ptp(x) > 0:
+            slope = float(np.polyfit(x, y, 1)[0])
+            growth = slope * max(duration_s, float(np.ptp(x)))
+            if growth > GROWTH_LIMIT_S:
+                return Verdict(False, f"cannot keep up: latency grows {slope * 1e3:.0f} ms per second of load "
+                                      f"({growth:.1f} s over the run)")
+    return Verdict(True, "keeps up")
+
+
+@dataclass(frozen=True)
+class E2EOptions:
+    url: str
+    corpus: list[CorpusItem]
+    duration_s: float = 60.0
+    max_wait_s: float = 10.0
+    start_spread_s: float = 3.0  # clients start at a random offset within this
+    pause_s: tuple[float, float] = (1.0, 4.0)  # think time between one client's requests
+    seed: int = 0
+
+
+async def _client(index: int, options: E2EOptions, t0: float, deadline: float, rng: random.Random,
+                  sink: list[Measurement]) -> None:
+    await asyncio.sleep(rng.uniform(0, options.start_spread_s))
+    while time.monotonic() < deadline:
+        item = rng.choice(options.corpus)
+        events: list[Event] = []
+        sent_at = time.monotonic() - t0
+        stream = stream_audio(options.url, item.pcm, item.rate, item.channels, events.append, now=CORPUS_NOW,
+                              tz=CORPUS_TZ, tail_ms=TAIL_MS)
+        try:
+            await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
+            finished = True
+        except (TimeoutError, OSError):
+            finished = False  # what arrived is measured; an utterance without its result counts as lost
+        sink.extend(measure_request(index, item, round(sent_at, 3), events, finished))
+        await asyncio.sleep(rng.uniform(*options.pause_s))
+
+
+async def _run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float]:
+    sink: list[Measurement] = []
+    t0 = time.monotonic()
+    deadline = t0 + options.duration_s
+    rngs = [random.Random(options.seed * 1000 + clients * 100 + i) for i in range(clients)]
+    tasks = [asyncio.create_task(_client(i, options, t0, deadline, rngs[i], sink)) for i in range(clients)]
+    with tqdm(total=round(options.duration_s), desc=f"{clients} client(s)", unit="s", file=sys.stderr) as bar:
+        while not all(t.done() for t in tasks):
+            await asyncio.sleep(1.0)
+            bar.n = min(round(time.monotonic() - t0), bar.total)
+            done = [m.voice_to_action_s for m in sink if m.voice_to_action_s is not None]
+            postfix = {"requests": len(sink), "lost": sum(m.lost for m in sink)}
+            if done:
+                postfix["p50_ms"] = round(float(np.percentile(done, 50)) * 1e3)
+                postfix["p95_ms"] = round(float(np.percentile(done, 95)) * 1e3)
+            bar.set_postfix(postfix)
+    for task in tasks:
+        task.result()  # a bug in a client is an error, not a quiet gap in the numbers
+    return sink, time.monotonic() - t0
+
+
+def metrics_url(url: str) -> str:
+    return url.replace("ws://", "http://", 1).replace("wss://", "https://", 1).rstrip("/") + "/metrics"
+
+
+def _scrape(url: str) -> dict[str, Any] | None:
+    """The server's counters that the report needs and its models, or None when it has no /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(metrics_url(url), timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    out: dict[str, Any] = {"compute_s": 0.0, "asr_s": 0.0, "audio_s": 0.0, "partials_shed": 0.0, "models": {}}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "voice_models_info":
+                out["models"] = dict(sample.labels)
+            elif sample.name == "voice_compute_seconds_sum":
+                out["compute_s"] += sample.value
+                if sample.labels.get("work", "").startswith("asr"):
+                    out["asr_s"] += sample.value
+            elif sample.name == "voice_audio_seconds_total":
+                out["audio_s"] = sample.value
+            elif sample.name == "voice_partials_shed_total":
+                out["partials_shed"] = sample.value
+    return out
+
+
+def _server_load(before: dict[str, Any] | None, after: dict[str, Any] | None, wall_s: float
+                 ) -> dict[str, Any] | None:
+    """Compute per second of audio (below 1 the server can keep up in principle) and the share of wall time the
+    recognizer was busy, over one point."""
+    if before is None or after is None:
+        return None
+    delta = {k: after[k] - before[k] for k in ("compute_s", "asr_s", "audio_s", "partials_shed")}
+    audio = delta["audio_s"] or float("nan")
+    return {"compute_per_audio_second": round(delta["compute_s"] / audio, 4),
+            "asr_busy_share": round(delta["asr_s"] / wall_s, 4), "audio_s": round(delta["audio_s"], 1),
+            "partials_shed": int(delta["partials_shed"]), "models": after["models"]}
+
+
+def _stats(values: Sequence[float]) -> dict[str, Any] | None:
+    return LatencyStats.from_seconds(values).as_dict() if values else None
+
+
+def summarize(clients: int, measurements: Sequence[Measurement], wall_s: float, verdict: Verdict,
+              server: dict[str, float] | None) -> dict[str, Any]:
+    answered = [m for m in measurements if not m.lost]
+    client_stages = {s: _stats([m.stages_s[s] for m in answered if s in m.stages_s]) for s in CLIENT_STAGES}
+    server_names = sorted({k for m in answered for k in m.server_ms}, key=list(
+        ("speech_end_decided", "transcript", "intent", "result")).index)
+    server_stages = {s: _stats([m.server_ms[s] / 1e3 for m in answered if s in m.server_ms]) for s in server_names}
+    return {
+        "clients": clients, "wall_s": round(wall_s, 1), "requests": len(measurements),
+        "understood": sum(m.intent is not None for m in measurements), "right": sum(m.right for m in measurements),
+        "lost": sum(m.lost for m in measurements), "keeps_up": verdict.keeps_up, "verdict": verdict.reason,
+        "voice_to_action": client_stages["result"], "client_stages": client_stages, "server_stages": server_stages,
+        "server": server, "measurements": [asdict(m) for m in measurements],
+    }
+
+
+def _ms(stats: dict[str, Any] | None, key: str) -> str:
+    return f"{stats[key]:.0f}" if stats else "-"
+
+
+def print_report(points: Sequence[dict[str, Any]]) -> None:
+    rows = []
+    for p in points:
+        v, st = p["voice_to_action"], p["client_stages"]
+        load = p["server"] or {}
+        rows.append([p["clients"], p["requests"], f"{p['right']}/{p['requests']}", _ms(v, "p50_ms"),
+                     _ms(v, "p95_ms"), _ms(v, "p99_ms"), _ms(st["speech_end"], "p50_ms"),
+                     _ms(st["transcript"], "p50_ms"), _ms(st["intent"], "p50_ms"),
+                     load.get("compute_per_audio_second", "-"), p["verdict"]])
+    print(format_table(["clients", "requests", "right", "voice-to-action p50 ms", "p95 ms", "p99 ms",
+                        "speech_end p50", "transcript p50", "intent p50", "compute/audio s", "verdict"], rows))
+    for p in points:
+        stage_rows = [[f"client: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
+                      for s, x in p["client_stages"].items()]
+        stage_rows += [[f"server: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
+                       for s, x in p["server_stages"].items()]
+        print(f"\n{p['clients']} client(s), ms from the end of speech in the audio:")
+        print(format_table(["stage", "p50", "p95", "p99"], stage_rows))
+
+
+def run_sweep(options: E2EOptions, client_counts: Sequence[int]) -> list[dict[str, Any]]:
+    points: list[dict[str, Any]] = []
+    for clients in client_counts:
+        before = _scrape(options.url)
+        measurements, wall = asyncio.run(_run_point(clients, options))
+        server = _server_load(before, _scrape(options.url), wall)
+        verdict = judge(measurements, options.duration_s)
+        points.append(summarize(clients, measurements, wall, verdict, server))
+        print(f"{clients} client(s): {verdict.reason}", file=sys.stderr)
+        if not verdict.keeps_up:
+            skipped = [c for c in client_counts if c > clients]
+            if skipped:
+                print(f"stopping the sweep: {', '.join(map(str, skipped))} client(s) not run", file=sys.stderr)
+            break
+    return points
+
+
+def run_e2e_bench(args: Any) -> int:
+    """The CLI's `bench e2e`: spawn a server (or use --url), run the sweep, print, write JSON and a plot."""
+    from assistant.server.spawn import spawn_server
+
+    corpus = load_corpus(args.corpus)
+    counts = [int(c) for c in str(args.clients).split(",") if c.strip()]
+    if not counts or min(counts) < 1:
+        raise ConfigError(f"--clients {args.clients!r}: give client counts like 1,2,4,8")
+    scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
+    server, url = (None, args.url) if args.url else spawn_server(
+        Path(args.store) if args.store else scratch / "bookings.sqlite",
+        ["--asr-model", args.asr_model] if args.asr_model else [])
+    try:
+        options = E2EOptions(url, corpus, args.duration, args.max_wait, seed=args.seed)
+        points = run_sweep(options, counts)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(30)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print_report(points)
+    models: dict[str, str] = next((p["server"]["models"] for p in points if p["server"]), {})
+    report = {"benchmark": "voice-to-action under load: concurrent real-time clients replaying the spoken corpus",
+              "command": "assistant bench e2e " + " ".join(sys.argv[3:]), "machine": machine_info(),
+              "server": url if args.url else "spawned on this machine", "models": models,
+              "options": {"clients": counts, "duration_s": args.duration, "max_wait_s": args.max_wait,
+                          "corpus": str(args.corpus), "corpus_requests": len(corpus), "seed": args.seed,
+                          "start_spread_s": options.start_spread_s, "pause_s": list(options.pause_s)},
+              "points": points}
+    if args.json:
+        write_report(args.json, report)
+    if args.plot:
+        from assistant.bench.plot import plot_e2e
+
+        asr = models.get("asr_model", "?")
+        plot_e2e(points, args.plot, f"voice-to-action under load, {machine_info()['cores']}-core "
+                                    f"{machine_info()['cpu']}, faster-whisper {asr}", aim_s=args.aim)
+    return 0 if all(p["keeps_up"] for p in points) else 3

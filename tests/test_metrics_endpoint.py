@@ -1,0 +1,82 @@
+"""GET /metrics and /healthz on the websocket port of a real server: per-stage latency histograms, audio and
+compute counters, sessions, errors by code, the models in use; and the port still speaks websocket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from websockets.asyncio.client import connect
+
+from assistant.bench.e2e import metrics_url
+from assistant.server.spawn import spawn_server
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
+    proc, url = spawn_server(tmp_path_factory.mktemp("metrics") / "bookings.sqlite")
+    yield url
+    proc.terminate()
+    proc.wait(30)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(metrics_url(url), timeout=5) as response:
+        assert response.headers["Content-Type"].startswith("text/plain; version=")
+        text = response.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_metrics_count_what_happened(server: str) -> None:
+    before = scrape(server)
+    subprocess.run([sys.executable, "-m", "assistant", "send", str(DATA / "book_everest_tomorrow_9.wav"), "--url",
+                    server, "--fast", "--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"],
+                   capture_output=True, timeout=120, check=True)
+
+    async def bad_start() -> None:
+        async with connect(server) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 12345}))
+            assert json.loads(await ws.recv())["code"] == "unsupported_audio"
+
+    asyncio.run(bad_start())
+    after = scrape(server)
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    for stage in ("speech_end_decided", "transcript", "intent", "result"):
+        assert grew("voice_stage_latency_seconds_count", stage=stage) == 1
+    assert grew("voice_compute_seconds_count", work="asr_final") == 1
+    assert grew("voice_compute_seconds_count", work="nlu") == 1
+    assert 2.0 < grew("voice_audio_seconds_total") < 5.0  # the 2.4 s request and its trailing silence
+    assert grew("voice_utterances_total", intent="book_meeting") == 1
+    assert grew("voice_errors_total", code="unsupported_audio") == 1
+    info = next(dict(labels) for (name, labels) in after if name == "voice_models_info")
+    assert info["asr_model"] == "tiny.en" and info["nlu_backend"] == "onnxruntime"
+    assert after[("voice_queue_depth", (("worker", "asr"),))] == 0
+    deadline = time.monotonic() + 5  # the server notices closed connections a moment after the clients
+    while scrape(server)[("voice_active_sessions", ())] != 0:
+        assert time.monotonic() < deadline, "sessions still counted after their connections closed"
+        time.sleep(0.1)
+
+
+def test_health_and_plain_http_on_the_websocket_port(server: str) -> None:
+    base = server.replace("ws://", "http://")
+    with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+        assert response.read() == b"ok\n"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + "/", timeout=5)
+    assert refused.value.code == 426  # a plain GET of the websocket endpoint: "upgrade required"
