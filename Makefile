@@ -8,7 +8,7 @@ TEXT ?= book everest tomorrow at 9 for an hour
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice
+.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -52,6 +52,10 @@ bench-nlu: install-test
 
 bench-voice: install-test
 	$(VENV)/bin/assistant bench voice --json docs/benchmarks/voice-cpu.json
+
+bench-e2e: install-test
+	$(VENV)/bin/assistant bench e2e --spawn --clients 1,2,4,8 --duration 90 \
+	  --json docs/benchmarks/e2e-cpu.json --plot docs/benchmarks/e2e-cpu.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

@@ -123,7 +123,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type})", file=sys.stderr)
     endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
                                   min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
-    engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms)
+    engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms,
+                      audio.partial_budget_ms)
     run_server(engines, args.host, args.port)
     return 0
 

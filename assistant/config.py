@@ -44,6 +44,7 @@ class AudioSettings:
     min_speech_ms: int = 200
     max_utterance_ms: int = 15000
     partial_interval_ms: int = 600  # 0: no partial transcripts
+    partial_budget_ms: int = 100  # while others speak, partials only if decodes take at most this long
 
 
 @dataclass(frozen=True)

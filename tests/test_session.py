@@ -93,3 +93,56 @@ def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
     hangover_bytes = 2 * 16_000 * 300 // 1000
     assert len(partials) >= 5
     assert max(partials) <= final - hangover_bytes + 2 * 640, (partials, final)  # nothing started in the pause
+
+
+class CpuSpeedRecognizer:
+    """Stands in for faster-whisper on a CPU: every decode holds the recognizer for 150 ms."""
+
+    model_name, device, compute_type = "cpu-speed", "cpu", "none"
+
+    def transcribe(self, pcm16k: bytes) -> str:
+        time.sleep(0.15)
+        return ""
+
+
+def _partials_while_another_speaks(budget_ms: int) -> tuple[float, float]:
+    """Session A is mid-utterance; session B says a whole request. B's partial decodes and its partials shed
+    because A was speaking."""
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
+
+    async def scenario() -> tuple[float, float]:
+        async def send(event: ServerEvent) -> None:
+            pass
+
+        engines = Engines(CpuSpeedRecognizer(), pipeline=None,  # type: ignore[arg-type]
+                          partial_interval_ms=200, partial_budget_ms=budget_ms)
+        engines.decode_s = 0.15  # what earlier decodes measured
+        a = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+        b = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+        registry = engines.metrics.registry
+
+        def partials() -> float:
+            return registry.get_sample_value("voice_compute_seconds_count", {"work": "asr_partial"}) or 0.0
+
+        await a.audio(pcm[: len(pcm) // 2])
+        await asyncio.gather(*a._tasks)  # A's own partials (B was not speaking then)
+        assert a.endpointer.in_speech
+        before = partials()
+        step = 2 * rate // 50
+        for offset in range(0, len(pcm), step):
+            await b.audio(pcm[offset : offset + step])
+            await asyncio.sleep(0)
+        await b.stop()
+        engines.close()
+        shed = registry.get_sample_value("voice_partials_shed_total", {"reason": "others_speaking"}) or 0.0
+        return partials() - before, shed
+
+    return asyncio.run(scenario())
+
+
+def test_slow_partials_give_way_while_another_session_speaks() -> None:
+    decoded, shed = _partials_while_another_speaks(budget_ms=100)  # 150 ms decodes: over budget
+    assert decoded == 0 and shed >= 3
+    decoded, shed = _partials_while_another_speaks(budget_ms=1000)  # within budget: partials run
+    assert decoded >= 1 and shed == 0

@@ -216,7 +216,8 @@ def _scrape(url: str) -> dict[str, Any] | None:
             text = response.read().decode()
     except OSError:
         return None
-    out: dict[str, Any] = {"compute_s": 0.0, "asr_s": 0.0, "audio_s": 0.0, "partials_shed": 0.0, "models": {}}
+    out: dict[str, Any] = {"compute_s": 0.0, "asr_s": 0.0, "audio_s": 0.0, "partials": 0.0, "partials_shed": 0.0,
+                           "models": {}}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == "voice_models_info":
@@ -227,8 +228,10 @@ def _scrape(url: str) -> dict[str, Any] | None:
                     out["asr_s"] += sample.value
             elif sample.name == "voice_audio_seconds_total":
                 out["audio_s"] = sample.value
+            elif sample.name == "voice_compute_seconds_count" and sample.labels.get("work") == "asr_partial":
+                out["partials"] = sample.value
             elif sample.name == "voice_partials_shed_total":
-                out["partials_shed"] = sample.value
+                out["partials_shed"] += sample.value
     return out
 
 
@@ -238,11 +241,12 @@ def _server_load(before: dict[str, Any] | None, after: dict[str, Any] | None, wa
     recognizer was busy, over one point."""
     if before is None or after is None:
         return None
-    delta = {k: after[k] - before[k] for k in ("compute_s", "asr_s", "audio_s", "partials_shed")}
+    delta = {k: after[k] - before[k] for k in ("compute_s", "asr_s", "audio_s", "partials", "partials_shed")}
     audio = delta["audio_s"] or float("nan")
     return {"compute_per_audio_second": round(delta["compute_s"] / audio, 4),
             "asr_busy_share": round(delta["asr_s"] / wall_s, 4), "audio_s": round(delta["audio_s"], 1),
-            "partials_shed": int(delta["partials_shed"]), "models": after["models"]}
+            "partials_decoded": int(delta["partials"]), "partials_shed": int(delta["partials_shed"]),
+            "models": after["models"]}
 
 
 def _stats(values: Sequence[float]) -> dict[str, Any] | None:

@@ -64,6 +64,8 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
                     started = Session(decoded, engines, send)  # a bad start raises before anything changes
                     if session is None:
                         engines.metrics.sessions.inc()
+                    else:
+                        session.close()
                     session = started
                     await send(session.ready())
                 elif session is None:
@@ -85,6 +87,7 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
         pass  # the client vanished: its session goes with it, everyone else carries on
     finally:
         if session is not None:
+            session.close()
             engines.metrics.sessions.dec()
 
 

@@ -31,8 +31,8 @@ class ServerMetrics:
         self.sessions = Gauge("voice_active_sessions", "Connections with a started session", registry=r)
         self.queue_depth = Gauge("voice_queue_depth", "Model calls waiting or running, per worker", ["worker"],
                                  registry=r)
-        self.partials_shed = Counter("voice_partials_shed", "Partial decodes skipped because the recognizer was busy",
-                                     registry=r)
+        self.partials_shed = Counter("voice_partials_shed", "Partial decodes skipped: recognizer busy, or others "
+                                     "speaking while decodes are slow", ["reason"], registry=r)
         self.utterances = Counter("voice_utterances", "Utterances understood, by intent", ["intent"], registry=r)
         self.errors = Counter("voice_errors", "Error events sent to clients, by code", ["code"], registry=r)
         self.models = Info("voice_models", "Models and backends in use", registry=r)

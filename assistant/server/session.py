@@ -52,6 +52,9 @@ class Engines:
     endpointer: EndpointerConfig = field(default_factory=EndpointerConfig)
     vad_aggressiveness: int = 2
     partial_interval_ms: int = 600  # re-decode the growing utterance this often while speech goes on; 0: never
+    # While others speak, a partial may start only if decodes take at most this long: a partial holds the one
+    # recognizer, and a final due when another speaker stops would wait behind it (GPU decodes fit, CPU ones not).
+    partial_budget_ms: int = 100
     asr_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "asr"))
     nlu_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nlu"))
 
@@ -59,6 +62,8 @@ class Engines:
 
     asr_in_flight: int = 0  # decodes queued or running; partials are shed when any is
     nlu_in_flight: int = 0
+    decode_s: float = 0.0  # a moving average of recent decode times
+    sessions: set[Session] = field(default_factory=set)  # open sessions, to see who is speaking
 
     def __post_init__(self) -> None:
         backend = self.pipeline.parser.backend.info() if self.pipeline is not None else None
@@ -95,7 +100,19 @@ class Engines:
         try:
             return call(*args)
         finally:
-            self.metrics.compute.labels(work).observe(time.perf_counter() - started)
+            took = time.perf_counter() - started
+            self.metrics.compute.labels(work).observe(took)
+            if work.startswith("asr"):
+                self.decode_s = took if not self.decode_s else 0.8 * self.decode_s + 0.2 * took
+
+    def partial_refused(self, session: Session) -> str | None:
+        """Why a partial decode for `session` must not start now, or None: partials are shed first under load."""
+        if self.asr_in_flight:
+            return "busy"
+        if self.decode_s * 1e3 > self.partial_budget_ms and any(
+                other.endpointer.in_speech for other in self.sessions if other is not session):
+            return "others_speaking"
+        return None
 
     def close(self) -> None:
         self.asr_worker.shutdown(wait=True, cancel_futures=True)
@@ -121,6 +138,11 @@ class Session:
         self._next_partial_ms = 0
         self._audio_ms = 0
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms, monotonic arrival), 10 s
+        engines.sessions.add(self)
+
+    def close(self) -> None:
+        """The connection is gone (or started over): stop counting this session as a speaker."""
+        self.engines.sessions.discard(self)
 
     def _reference(self, now: str | None) -> datetime | None:
         if now is None:
@@ -167,8 +189,9 @@ class Session:
         if self.endpointer.pause_ms > 0:
             return  # due, and taken on the next voiced frame
         self._next_partial_ms = audio_ms + interval
-        if self.engines.asr_in_flight:
-            self.engines.metrics.partials_shed.inc()
+        refused = self.engines.partial_refused(self)
+        if refused:
+            self.engines.metrics.partials_shed.labels(refused).inc()
             return
         self._spawn(self._partial(self.utterance, self.endpointer.current_audio()))
 
