@@ -25,11 +25,14 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt
 	$(PIP) install --no-deps -r requirements/bench.txt
 	touch $@
 
-# Debian's PortAudio, for the microphone client (sounddevice); installed only when missing.
+# Debian packages the tests drive, installed only when missing: PortAudio for the microphone client
+# (sounddevice), Chromium for the browser demo (Playwright drives it; never `playwright install`).
 system-deps:
-	@ldconfig -p | grep -q libportaudio.so.2 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libportaudio2; }
+	@MISSING=""; \
+	ldconfig -p | grep -q libportaudio.so.2 || MISSING="$$MISSING libportaudio2"; \
+	[ -x /usr/bin/chromium ] || MISSING="$$MISSING chromium"; \
+	[ -z "$$MISSING" ] || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$MISSING; }
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

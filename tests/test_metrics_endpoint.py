@@ -1,5 +1,5 @@
-"""GET /metrics and /healthz on the websocket port of a real server: per-stage latency histograms, audio and
-compute counters, sessions, errors by code, the models in use; and the port still speaks websocket."""
+"""Plain HTTP on the websocket port of a real server: /metrics (per-stage latency histograms, audio and compute
+counters, sessions, errors by code, the models in use), /healthz, the demo page and its files, /api/day."""
 
 from __future__ import annotations
 
@@ -73,10 +73,23 @@ def test_metrics_count_what_happened(server: str) -> None:
         time.sleep(0.1)
 
 
-def test_health_and_plain_http_on_the_websocket_port(server: str) -> None:
+def test_plain_http_on_the_websocket_port(server: str) -> None:
     base = server.replace("ws://", "http://")
-    with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
-        assert response.read() == b"ok\n"
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(base + "/", timeout=5)
-    assert refused.value.code == 426  # a plain GET of the websocket endpoint: "upgrade required"
+
+    def get(path: str) -> tuple[int, str, bytes]:
+        try:
+            with urllib.request.urlopen(base + path, timeout=5) as response:
+                return response.status, response.headers["Content-Type"], response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.headers["Content-Type"], exc.read()
+
+    assert get("/healthz")[::2] == (200, b"ok\n")
+    status, kind, page = get("/")
+    assert (status, kind) == (200, "text/html; charset=utf-8") and b"Start talking" in page
+    assert get("/static/app.js")[:2] == (200, "text/javascript; charset=utf-8")
+    for missing in ("/nope", "/static/../web.py", "/static/nope.js", "/static/"):
+        assert get(missing)[0] == 404, missing
+    status, _, body = get("/api/day?date=2026-12-03&tz=Europe/Berlin")
+    day = json.loads(body)
+    assert status == 200 and day["date"] == "2026-12-03" and "everest" in {r["key"] for r in day["rooms"]}
+    assert get("/api/day?tz=Mars/Base")[0] == 400

@@ -1,52 +1,27 @@
 """`assistant serve`: the websocket endpoint. Moves bytes and events; the sessions do the rest.
 
 Bad client input (malformed messages, unsupported audio, audio before start, huge frames) gets an `error`
-event with a code; a client that vanishes loses only its own session. Plain HTTP on the same port:
-GET /metrics (Prometheus) and GET /healthz.
+event with a code; a client that vanishes loses only its own session. Plain HTTP on the same port
+(assistant/server/web.py): the browser demo at /, /api/day, /metrics (Prometheus) and /healthz.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
 
 from assistant.errors import InputError
 from assistant.events import Audio, ErrorEvent, ProtocolError, ServerEvent, Start, Stop, decode_client
-from assistant.server.metrics import CONTENT_TYPE_LATEST
 from assistant.server.session import Engines, Session
+from assistant.server.web import http_handler
 
 __all__ = ["run_server", "MAX_FRAME_BYTES", "MAX_MESSAGE_BYTES"]
 
 MAX_FRAME_BYTES = 1 << 18  # 256 KiB of audio in one message (1.3 s of 48 kHz stereo): larger gets an error, dropped
 MAX_MESSAGE_BYTES = 1 << 22  # 4 MiB: beyond this websockets closes the connection (1009), as it must
-
-
-def _http_response(status: int, reason: str, content_type: str, body: bytes) -> Response:
-    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))),
-                       ("Cache-Control", "no-store")])
-    return Response(status, reason, headers, body)
-
-
-def _http(engines: Engines) -> Callable[[ServerConnection, Request], Response | None]:
-    """Answer plain HTTP GETs; a websocket upgrade (any path) goes on to the handshake."""
-
-    def process_request(connection: ServerConnection, request: Request) -> Response | None:
-        if "upgrade" in request.headers.get("Connection", "").lower():
-            return None
-        path = request.path.split("?", 1)[0]
-        if path == "/metrics":
-            return _http_response(200, "OK", CONTENT_TYPE_LATEST, engines.metrics.render())
-        if path == "/healthz":
-            return _http_response(200, "OK", "text/plain; charset=utf-8", b"ok\n")
-        return None  # websockets answers 426 Upgrade Required: this port speaks websocket
-
-    return process_request
 
 
 async def _handle(connection: ServerConnection, engines: Engines) -> None:
@@ -93,7 +68,7 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
 
 async def serve_forever(engines: Engines, host: str, port: int) -> None:
     async with serve(lambda c: _handle(c, engines), host, port, max_size=MAX_MESSAGE_BYTES,
-                     process_request=_http(engines)) as server:
+                     process_request=http_handler(engines)) as server:
         bound = server.sockets[0].getsockname()
         print(f"listening on ws://{bound[0]}:{bound[1]}", file=sys.stderr, flush=True)
         await asyncio.Future()

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from assistant.asr.whisper import WhisperRecognizer
@@ -41,6 +41,7 @@ from assistant.text_pipeline import TextPipeline
 __all__ = ["Engines", "Session"]
 
 Send = Callable[[ServerEvent], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -86,7 +87,8 @@ class Engines:
             self.asr_in_flight -= 1
             self.metrics.queue_depth.labels("asr").set(self.asr_in_flight)
 
-    async def run_nlu(self, call: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    async def run_nlu(self, call: Callable[[], T]) -> T:
+        """Work for the NLU worker, which also owns the booking store (one thread touches SQLite)."""
         self.nlu_in_flight += 1
         self.metrics.queue_depth.labels("nlu").set(self.nlu_in_flight)
         try:

@@ -1,0 +1,438 @@
+// The browser demo: microphone -> AudioWorklet (16 kHz PCM16) -> websocket (protocol v1, docs/protocol.md) ->
+// every server event shown as it arrives. Plain modern JS, no build step, nothing from a CDN.
+// Text from the server is only ever set with textContent, never parsed as HTML.
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const NOW = params.get("now"); // a fixed reference time for reproducible demos and tests: ?now=2026-12-02T10:00:00
+const TIMEZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const WS_URL = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+const FRAME_MS = 20;
+
+const state = {
+  listening: false,
+  socket: null,
+  audio: null, // {context, stream, node}
+  sentFrames: 0, // 20 ms frames sent on this connection: audio time = sentFrames * 20 ms
+  sentAt: [], // performance.now() when frame i went out, to measure voice-to-action on this clock
+  speechEnd: new Map(), // utterance -> audio_ms where speech ended
+  retryMs: 1000,
+  retryTimer: null,
+  day: null,
+};
+
+// ---- status and errors, in words ----------------------------------------------------------------------------
+function showError(text) {
+  const box = $("error");
+  box.textContent = text;
+  box.hidden = !text;
+}
+
+function setConnection(text, kind) {
+  const badge = $("connection");
+  badge.textContent = text;
+  badge.className = `badge conn-${kind}`;
+}
+
+function setVad(speaking) {
+  const badge = $("vad");
+  badge.textContent = speaking ? "speaking" : "silent";
+  badge.className = `badge ${speaking ? "vad-speaking" : "vad-silent"}`;
+}
+
+function micErrorText(error) {
+  switch (error && error.name) {
+    case "NotAllowedError":
+    case "SecurityError":
+      return "Microphone permission was denied. Allow this page to use the microphone (the icon in the address bar), then press Start talking again.";
+    case "NotFoundError":
+    case "OverconstrainedError":
+      return "No microphone was found. Connect one and press Start talking again.";
+    case "NotReadableError":
+      return "The microphone is busy in another application. Close it there and try again.";
+    default:
+      return `The microphone could not be started: ${error && error.message ? error.message : error}.`;
+  }
+}
+
+// ---- microphone --------------------------------------------------------------------------------------------
+async function startMicrophone() {
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+    throw Object.assign(new Error("this browser (or a page not served over https or localhost) has no microphone access"), { name: "SecurityError" });
+  }
+  const stream = await navigator.mediaDevices.getUserMedia({
+    // The browser's noise suppression and gain control reshape speech in ways the recognizer was not trained on.
+    audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false },
+  });
+  const context = new AudioContext();
+  await context.audioWorklet.addModule("/static/capture-worklet.js");
+  const source = context.createMediaStreamSource(stream);
+  const node = new AudioWorkletNode(context, "capture-16k");
+  node.port.onmessage = (event) => onFrame(event.data);
+  source.connect(node);
+  await context.resume();
+  state.audio = { context, stream, node };
+}
+
+function stopMicrophone() {
+  if (!state.audio) return;
+  state.audio.node.port.onmessage = null;
+  state.audio.stream.getTracks().forEach((t) => t.stop());
+  state.audio.context.close();
+  state.audio = null;
+  $("level").value = 0;
+}
+
+function onFrame({ pcm, peak }) {
+  $("level").value = peak;
+  const socket = state.socket;
+  if (socket && socket.readyState === WebSocket.OPEN && socket.ready) {
+    socket.send(pcm);
+    state.sentAt[state.sentFrames] = performance.now();
+    state.sentFrames += 1;
+  }
+}
+
+// ---- websocket ---------------------------------------------------------------------------------------------
+function connect() {
+  clearTimeout(state.retryTimer);
+  const socket = new WebSocket(WS_URL);
+  socket.binaryType = "arraybuffer";
+  socket.ready = false;
+  state.socket = socket;
+  setConnection("connecting", "pending");
+  socket.onopen = () => {
+    const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE };
+    if (NOW) start.now = NOW;
+    socket.send(JSON.stringify(start));
+  };
+  socket.onmessage = (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch {
+      showError("The server sent something that is not JSON; is this the assistant's address?");
+      return;
+    }
+    onEvent(socket, event);
+  };
+  socket.onclose = () => {
+    if (state.socket !== socket) return; // an older connection, already replaced
+    state.socket = null;
+    setVad(false);
+    if (state.listening) {
+      setConnection("reconnecting", "down");
+      showError(`The connection to the server (${WS_URL}) was lost. Reconnecting…`);
+      state.retryTimer = setTimeout(connect, state.retryMs);
+      state.retryMs = Math.min(state.retryMs * 2, 8000);
+    } else {
+      setConnection("not connected", "idle");
+    }
+  };
+}
+
+function onEvent(socket, event) {
+  switch (event.type) {
+    case "ready":
+      socket.ready = true;
+      state.sentFrames = 0;
+      state.sentAt = [];
+      state.speechEnd.clear();
+      state.retryMs = 1000;
+      setConnection("listening", "up");
+      showError("");
+      break;
+    case "speech_start":
+      setVad(true);
+      $("partial").textContent = "";
+      break;
+    case "speech_end":
+      setVad(false);
+      state.speechEnd.set(event.utterance, event.audio_ms);
+      break;
+    case "partial":
+      $("partial").textContent = event.text;
+      break;
+    case "transcript":
+      $("partial").textContent = "";
+      $("transcript").textContent = event.text || "(no words)";
+      $("transcript").dataset.text = event.text;
+      $("intent").textContent = "";
+      break;
+    case "intent":
+      showIntent(event);
+      break;
+    case "result":
+      showResult(event);
+      break;
+    case "latency":
+      showLatency(event);
+      break;
+    case "error":
+      showError(`The server refused something: ${event.message} (${event.code}).`);
+      break;
+  }
+}
+
+// ---- transcript with slot spans -----------------------------------------------------------------------------
+function showIntent(event) {
+  const box = $("transcript");
+  const text = box.dataset.text || "";
+  box.textContent = "";
+  const legend = new Set();
+  let at = 0;
+  const slots = [...event.slots].filter((s) => Number.isInteger(s.start) && s.end <= text.length)
+    .sort((a, b) => a.start - b.start);
+  for (const slot of slots) {
+    if (slot.start < at) continue;
+    box.append(text.slice(at, slot.start));
+    const mark = document.createElement("mark");
+    mark.className = `slot slot-${slot.name}`;
+    mark.dataset.slot = slot.name;
+    mark.title = slot.name;
+    mark.textContent = text.slice(slot.start, slot.end);
+    const tag = document.createElement("span");
+    tag.className = "slot-name";
+    tag.textContent = slot.name;
+    mark.append(tag);
+    box.append(mark);
+    legend.add(slot.name);
+    at = slot.end;
+  }
+  box.append(text.slice(at));
+  $("intent").textContent = `${event.intent.replaceAll("_", " ")} · confidence ${(event.confidence * 100).toFixed(1)} %`;
+  const list = $("slot-legend");
+  list.textContent = "";
+  for (const name of legend) {
+    const item = document.createElement("li");
+    item.className = `slot slot-${name}`;
+    item.textContent = name;
+    list.append(item);
+  }
+}
+
+// ---- the command card ---------------------------------------------------------------------------------------
+const ACTIONS = { book_meeting: "Book", cancel_meeting: "Cancel", reschedule_meeting: "Move" };
+
+function clock(iso) {
+  return iso.slice(11, 16); // the server writes times in the request's zone: show them as written
+}
+
+function day(iso) {
+  const [y, m, d] = iso.slice(0, 10).split("-").map(Number);
+  return new Date(Date.UTC(y, m - 1, d)).toLocaleDateString(undefined, { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+}
+
+function field(card, name, value) {
+  const row = document.createElement("div");
+  row.className = "field";
+  const label = document.createElement("span");
+  label.className = "field-name";
+  label.textContent = name;
+  const text = document.createElement("span");
+  text.className = `field-value field-${name.toLowerCase()}`;
+  text.textContent = value;
+  row.append(label, text);
+  card.append(row);
+}
+
+function renderResult(card, result) {
+  card.textContent = "";
+  card.className = `card card-${result.type}`;
+  const title = document.createElement("p");
+  title.className = "card-title";
+  card.append(title);
+  if (result.type === "command") {
+    const c = result.command;
+    const done = result.committed ? "done" : result.executable ? "not run" : "not possible";
+    title.textContent = `${ACTIONS[c.action] || c.action} · ${done}`;
+    field(card, "Room", c.room.charAt(0).toUpperCase() + c.room.slice(1));
+    field(card, "Day", day(c.start));
+    field(card, "Time", `${clock(c.start)}–${clock(c.end)}`);
+    if (c.new_start) field(card, "Moved to", `${day(c.new_start)} ${clock(c.new_start)}–${clock(c.new_end)}`);
+    if (c.title) field(card, "Title", c.title);
+    if (c.attendees && c.attendees.length) field(card, "With", c.attendees.join(", "));
+    if (!result.executable && result.reason) field(card, "Why", result.reason);
+    for (const assumption of c.assumptions || []) field(card, "Assumed", assumption);
+  } else if (result.type === "clarify") {
+    title.textContent = "Question";
+    const q = document.createElement("p");
+    q.className = "question";
+    q.textContent = result.question;
+    card.append(q);
+  } else if (result.type === "answer") {
+    title.textContent = "Answer";
+    const a = document.createElement("p");
+    a.textContent = result.text;
+    card.append(a);
+  } else {
+    title.textContent = "Not a booking request";
+    const r = document.createElement("p");
+    r.textContent = result.reason;
+    card.append(r);
+  }
+}
+
+function showResult(event) {
+  const result = event.result;
+  const card = $("card");
+  if (!card.classList.contains("empty")) { // the previous result moves down to "Earlier"
+    const item = document.createElement("li");
+    item.append(...card.cloneNode(true).childNodes);
+    item.className = card.className;
+    $("history").prepend(item);
+    while ($("history").children.length > 10) $("history").lastChild.remove();
+  }
+  renderResult(card, result);
+  const voiced = state.speechEnd.get(event.utterance);
+  if (voiced !== undefined) {
+    const sent = state.sentAt[Math.max(0, Math.ceil(voiced / FRAME_MS) - 1)];
+    if (sent !== undefined) state.clientVoiceToAction = { utterance: event.utterance, ms: performance.now() - sent };
+  }
+  if (result.type === "command" && result.committed) loadDay(result.command.new_start || result.command.start);
+}
+
+// ---- latency waterfall ------------------------------------------------------------------------------------
+const STAGES = [
+  ["speech_end_decided", "end of speech decided (VAD hangover)"],
+  ["transcript", "speech recognition"],
+  ["intent", "intent and slots"],
+  ["result", "booking and result"],
+];
+
+function showLatency(event) {
+  const box = $("waterfall");
+  box.textContent = "";
+  box.hidden = false;
+  const stages = event.stages_ms;
+  const client = state.clientVoiceToAction && state.clientVoiceToAction.utterance === event.utterance
+    ? state.clientVoiceToAction.ms : null;
+  const total = Math.max(client || 0, stages.result || 0, 1);
+  let before = 0;
+  for (const [key, label] of STAGES) {
+    if (!(key in stages)) continue;
+    const row = document.createElement("div");
+    row.className = "wf-row";
+    row.dataset.stage = key;
+    const name = document.createElement("span");
+    name.className = "wf-name";
+    name.textContent = label;
+    const track = document.createElement("span");
+    track.className = "wf-track";
+    const bar = document.createElement("span");
+    bar.className = `wf-bar wf-${key}`;
+    bar.style.marginLeft = `${(100 * before) / total}%`;
+    bar.style.width = `${Math.max(0.5, (100 * (stages[key] - before)) / total)}%`;
+    track.append(bar);
+    const ms = document.createElement("span");
+    ms.className = "wf-ms";
+    ms.textContent = `${Math.round(stages[key] - before)} ms`;
+    row.append(name, track, ms);
+    box.append(row);
+    before = stages[key];
+  }
+  const sum = document.createElement("p");
+  sum.className = "wf-total";
+  sum.textContent = client !== null
+    ? `Voice-to-action: ${Math.round(client)} ms on this browser's clock (server: ${Math.round(stages.result)} ms)`
+    : `Voice-to-action on the server: ${Math.round(stages.result)} ms`;
+  box.append(sum);
+}
+
+// ---- day view ---------------------------------------------------------------------------------------------
+const DAY_START = 7;
+const DAY_END = 21;
+
+async function loadDay(iso) {
+  const date = iso ? iso.slice(0, 10) : (NOW ? NOW.slice(0, 10) : "");
+  const query = new URLSearchParams({ tz: TIMEZONE });
+  if (date) query.set("date", date);
+  try {
+    const response = await fetch(`/api/day?${query}`);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    renderDay(await response.json());
+  } catch (error) {
+    $("day").textContent = `The bookings could not be loaded (${error.message}).`;
+  }
+}
+
+function hours(iso) {
+  return Number(iso.slice(11, 13)) + Number(iso.slice(14, 16)) / 60;
+}
+
+function renderDay(data) {
+  $("day-date").textContent = day(`${data.date}T00:00`);
+  const box = $("day");
+  box.textContent = "";
+  const scale = document.createElement("div");
+  scale.className = "day-row day-scale";
+  scale.append(document.createElement("span"));
+  const ticks = document.createElement("span");
+  ticks.className = "day-track";
+  for (let h = DAY_START; h < DAY_END; h += 2) {
+    const tick = document.createElement("span");
+    tick.className = "day-tick";
+    tick.style.left = `${(100 * (h - DAY_START)) / (DAY_END - DAY_START)}%`;
+    tick.textContent = `${String(h).padStart(2, "0")}:00`;
+    ticks.append(tick);
+  }
+  scale.append(ticks);
+  box.append(scale);
+  for (const room of data.rooms) {
+    const row = document.createElement("div");
+    row.className = "day-row";
+    row.dataset.room = room.key;
+    const name = document.createElement("span");
+    name.className = "day-room";
+    name.textContent = `${room.name} (${room.seats})`;
+    const track = document.createElement("span");
+    track.className = "day-track";
+    for (const b of data.bookings.filter((x) => x.room === room.key)) {
+      const from = Math.max(DAY_START, b.start.slice(0, 10) < data.date ? 0 : hours(b.start));
+      const to = Math.min(DAY_END, b.end.slice(0, 10) > data.date ? 24 : hours(b.end));
+      if (to <= DAY_START || from >= DAY_END) continue;
+      const block = document.createElement("span");
+      block.className = "day-booking";
+      block.style.left = `${(100 * (from - DAY_START)) / (DAY_END - DAY_START)}%`;
+      block.style.width = `${(100 * (to - from)) / (DAY_END - DAY_START)}%`;
+      block.textContent = `${clock(b.start)}–${clock(b.end)}${b.title ? " " + b.title : ""}`;
+      block.title = block.textContent;
+      track.append(block);
+    }
+    row.append(name, track);
+    box.append(row);
+  }
+}
+
+// ---- the button ---------------------------------------------------------------------------------------------
+async function toggle() {
+  const button = $("talk");
+  if (state.listening) {
+    state.listening = false;
+    button.textContent = "Start talking";
+    button.setAttribute("aria-pressed", "false");
+    stopMicrophone();
+    const socket = state.socket;
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "stop" }));
+    clearTimeout(state.retryTimer);
+    return;
+  }
+  showError("");
+  button.disabled = true;
+  try {
+    await startMicrophone();
+  } catch (error) {
+    showError(micErrorText(error));
+    button.disabled = false;
+    return;
+  }
+  state.listening = true;
+  state.retryMs = 1000;
+  button.disabled = false;
+  button.textContent = "Stop";
+  button.setAttribute("aria-pressed", "true");
+  connect();
+}
+
+$("talk").addEventListener("click", toggle);
+loadDay(null);

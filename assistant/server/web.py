@@ -1,0 +1,84 @@
+"""Plain HTTP on the websocket port: the browser demo (static files, no build step, no CDN), the day view's
+bookings, Prometheus metrics and a health check. A websocket upgrade on any path goes on to the handshake."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from assistant.server.metrics import CONTENT_TYPE_LATEST
+from assistant.server.session import Engines
+
+__all__ = ["http_handler", "STATIC"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+
+
+def _response(status: int, reason: str, content_type: str, body: bytes) -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))),
+                       ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")])
+    return Response(status, reason, headers, body)
+
+
+def _json(status: int, reason: str, payload: object) -> Response:
+    return _response(status, reason, "application/json", json.dumps(payload).encode())
+
+
+def _static(name: str) -> Response:
+    path = STATIC / name
+    # Only files that sit directly in static/ with a known type: no "..", no folders, no surprises.
+    if "/" in name or path.suffix not in _TYPES or not path.is_file():
+        return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")
+    return _response(200, "OK", _TYPES[path.suffix], path.read_bytes())
+
+
+def _day(engines: Engines, query: dict[str, list[str]]) -> dict[str, object]:
+    """The rooms and one day's bookings in a time zone (runs in the NLU worker, which owns the store)."""
+    try:
+        zone = ZoneInfo(query.get("tz", ["UTC"])[0])
+        day = date.fromisoformat(query["date"][0]) if "date" in query else datetime.now(zone).date()
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"bad date or tz: {exc}") from exc
+    start = datetime.combine(day, time(0), zone)
+    dialogue = engines.pipeline.dialogue
+    found = dialogue.dispatcher.store.bookings(start, start + timedelta(days=1))
+    return {
+        "date": day.isoformat(), "timezone": str(zone),
+        "rooms": [{"key": r.key, "name": r.name, "seats": r.seats} for r in dialogue.rooms.rooms],
+        "bookings": [{"id": b.id, "room": b.room, "title": b.title, "start": b.start.astimezone(zone).isoformat(),
+                      "end": b.end.astimezone(zone).isoformat()} for b in sorted(found, key=lambda b: b.start)],
+    }
+
+
+def http_handler(engines: Engines) -> Callable[[ServerConnection, Request], Awaitable[Response | None]]:
+    async def process_request(connection: ServerConnection, request: Request) -> Response | None:
+        if "upgrade" in request.headers.get("Connection", "").lower():
+            return None
+        url = urlsplit(request.path)
+        if url.path in ("/", "/index.html"):
+            return _static("index.html")
+        if url.path.startswith("/static/"):
+            return _static(url.path.removeprefix("/static/"))
+        if url.path == "/api/day":
+            query = parse_qs(url.query)
+            try:
+                return _json(200, "OK", await engines.run_nlu(lambda: _day(engines, query)))
+            except ValueError as exc:
+                return _json(400, "Bad Request", {"error": str(exc)})
+        if url.path == "/metrics":
+            return _response(200, "OK", CONTENT_TYPE_LATEST, engines.metrics.render())
+        if url.path == "/healthz":
+            return _response(200, "OK", "text/plain; charset=utf-8", b"ok\n")
+        return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")
+
+    return process_request

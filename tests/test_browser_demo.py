@@ -1,0 +1,91 @@
+"""The browser demo, driven for real: Debian's Chromium through Playwright, a fake microphone that plays a spoken
+request from a WAV file, the real server and models. The page must show the command card with the right room and
+times, the latency waterfall and the booking in the day view. A screenshot is kept as a test artifact."""
+
+from __future__ import annotations
+
+import os
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assistant.server.spawn import spawn_server
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", REPO / "tests" / "artifacts"))
+# A closed network: nothing may try to reach the internet (testing.md).
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+
+if not CHROMIUM.exists():
+    reason = "Debian's chromium is not installed (make test installs it)"
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+@pytest.fixture()
+def microphone_wav(tmp_path: Path) -> Path:
+    """The spoken request after half a second of quiet and followed by ten seconds of it (the fake device loops)."""
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        params, pcm = wav.getparams(), wav.readframes(wav.getnframes())
+    rate = params.framerate
+    path = tmp_path / "microphone.wav"
+    with wave.open(str(path), "wb") as out:
+        out.setparams(params)
+        out.writeframes(b"\x00\x00" * (rate // 2) + pcm + b"\x00\x00" * (10 * rate))
+    return path
+
+
+@pytest.fixture()
+def server(tmp_path: Path, meeting_model: object) -> Iterator[str]:
+    proc, url = spawn_server(tmp_path / "bookings.sqlite")
+    yield url.replace("ws://", "http://")
+    proc.terminate()
+    proc.wait(30)
+
+
+def test_speaking_into_the_page_books_the_room_and_shows_every_stage(server: str, microphone_wav: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone_wav}"])
+        context = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB", viewport={"width": 1200,
+                                                                                          "height": 1000})
+        page = context.new_page()
+        page.goto(f"{server}/?now=2026-12-02T10:00:00")
+        talk = page.get_by_role("button", name="Start talking")
+        talk.focus()
+        page.keyboard.press("Enter")  # keyboard operable
+        expect(page.locator("#connection")).to_have_text("listening", timeout=20_000)
+
+        card = page.locator("#card")
+        expect(card.locator(".field-room")).to_have_text("Everest", timeout=60_000)
+        expect(card.locator(".field-time")).to_have_text("09:00–10:00")
+        expect(card.locator(".field-day")).to_contain_text("3 Dec")
+        expect(card.locator(".card-title")).to_have_text("Book · done")
+        expect(page.locator("#transcript mark[data-slot=room]")).to_contain_text("Everest")
+        expect(page.locator("#intent")).to_contain_text("book meeting")
+
+        waterfall = page.locator("#waterfall")
+        expect(waterfall).to_be_visible()
+        expect(waterfall.locator(".wf-row")).to_have_count(4)
+        expect(waterfall.locator(".wf-total")).to_contain_text("Voice-to-action")
+
+        booking = page.locator(".day-row[data-room=everest] .day-booking")
+        expect(booking).to_have_text("09:00–10:00")
+        expect(page.locator("#error")).to_be_hidden()
+
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "browser-demo.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})  # phone width: one column, nothing cut off
+        page.screenshot(path=str(ARTIFACTS / "browser-demo-phone.png"), full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.get_by_role("button", name="Stop").click()
+        browser.close()
