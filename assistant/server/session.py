@@ -61,8 +61,8 @@ class Engines:
 
     metrics: ServerMetrics = field(default_factory=ServerMetrics)
 
-    asr_in_flight: int = 0  # decodes queued or running; partials are shed when any is
-    nlu_in_flight: int = 0
+    # calls queued or running per worker ("asr", "nlu"); partials are shed while any decode is
+    in_flight: dict[str, int] = field(default_factory=lambda: {"asr": 0, "nlu": 0})
     decode_s: float = 0.0  # a moving average of recent decode times
     sessions: set[Session] = field(default_factory=set)  # open sessions, to see who is speaking
 
@@ -78,24 +78,23 @@ class Engines:
 
     async def run_asr(self, audio: bytes, work: str) -> str:
         """One decode in the ASR worker; `work` is asr_final or asr_partial (for the metrics)."""
-        self.asr_in_flight += 1
-        self.metrics.queue_depth.labels("asr").set(self.asr_in_flight)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self.asr_worker, self._timed, work, self.recognizer.transcribe, audio)
-        finally:
-            self.asr_in_flight -= 1
-            self.metrics.queue_depth.labels("asr").set(self.asr_in_flight)
+        result: str = await self._run("asr", work, self.recognizer.transcribe, audio)
+        return result
 
     async def run_nlu(self, call: Callable[[], T]) -> T:
         """Work for the NLU worker, which also owns the booking store (one thread touches SQLite)."""
-        self.nlu_in_flight += 1
-        self.metrics.queue_depth.labels("nlu").set(self.nlu_in_flight)
+        result: T = await self._run("nlu", "nlu", call)
+        return result
+
+    async def _run(self, worker: str, work: str, call: Callable[..., Any], *args: Any) -> Any:
+        self.in_flight[worker] += 1
+        self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
+        executor = self.asr_worker if worker == "asr" else self.nlu_worker
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.nlu_worker, self._timed, "nlu", call)
+            return await asyncio.get_running_loop().run_in_executor(executor, self._timed, work, call, *args)
         finally:
-            self.nlu_in_flight -= 1
-            self.metrics.queue_depth.labels("nlu").set(self.nlu_in_flight)
+            self.in_flight[worker] -= 1
+            self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
 
     def _timed(self, work: str, call: Callable[..., Any], *args: Any) -> Any:
         started = time.perf_counter()  # in the worker: the call's own time, not its wait in the queue
@@ -109,7 +108,7 @@ class Engines:
 
     def partial_refused(self, session: Session) -> str | None:
         """Why a partial decode for `session` must not start now, or None: partials are shed first under load."""
-        if self.asr_in_flight:
+        if self.in_flight["asr"]:
             return "busy"
         if self.decode_s * 1e3 > self.partial_budget_ms and any(
                 other.endpointer.in_speech for other in self.sessions if other is not session):
