@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import os
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from assistant.server.spawn import spawn_server
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
@@ -42,14 +39,6 @@ def microphone_wav(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture()
-def server(tmp_path: Path, meeting_model: object) -> Iterator[str]:
-    proc, url = spawn_server(tmp_path / "bookings.sqlite")
-    yield url.replace("ws://", "http://")
-    proc.terminate()
-    proc.wait(30)
-
-
 def test_speaking_into_the_page_books_the_room_and_shows_every_stage(server: str, microphone_wav: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -59,7 +48,7 @@ def test_speaking_into_the_page_books_the_room_and_shows_every_stage(server: str
         context = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB", viewport={"width": 1200,
                                                                                           "height": 1000})
         page = context.new_page()
-        page.goto(f"{server}/?now=2026-12-02T10:00:00")
+        page.goto(f"{server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
         talk = page.get_by_role("button", name="Start talking")
         talk.focus()
         page.keyboard.press("Enter")  # keyboard operable

@@ -10,25 +10,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 
 from assistant.bench.e2e import metrics_url
-from assistant.server.spawn import spawn_server
 
 DATA = Path(__file__).resolve().parent / "data"
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
-    proc, url = spawn_server(tmp_path_factory.mktemp("metrics") / "bookings.sqlite")
-    yield url
-    proc.terminate()
-    proc.wait(30)
 
 
 def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

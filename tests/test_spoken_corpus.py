@@ -6,25 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 
-from assistant.server.spawn import spawn_server
 from tests.schema import assert_valid_result
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
-
-
-@pytest.fixture(scope="module")
-def corpus_server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
-    proc, url = spawn_server(tmp_path_factory.mktemp("corpus") / "bookings.sqlite")
-    yield url
-    proc.terminate()
-    proc.wait(30)
 
 
 async def _utterances(url: str, wav_path: Path) -> list[dict[str, Any]]:
@@ -57,11 +47,11 @@ def _check(item: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def test_spoken_requests_give_their_expected_results(corpus_server: str) -> None:
+def test_spoken_requests_give_their_expected_results(server: str) -> None:
     items = json.loads((CORPUS / "requests.json").read_text())
     wrong = {}
     for item in items:  # in order: the cancels and moves act on what the bookings before them made
-        events = asyncio.run(_utterances(corpus_server, CORPUS / item["file"]))
+        events = asyncio.run(_utterances(server, CORPUS / item["file"]))
         problems = _check(item, events)
         if problems:
             transcript = next((e["text"] for e in events if e["type"] == "transcript"), "")
@@ -79,9 +69,9 @@ def _words(text: str) -> set[str]:
 
 # Two readings of a novel (LibriVox) and a two-speaker phone call (pyannote's sample): ordinary speech, no command.
 @pytest.mark.parametrize("clip", ["librivox_0880", "librivox_0930", "pyannote_sample"])
-def test_real_speech_that_is_no_command_is_rejected(corpus_server: str, clip: str) -> None:
+def test_real_speech_that_is_no_command_is_rejected(server: str, clip: str) -> None:
     recorded = CORPUS.parent / "recorded"
-    events = asyncio.run(_utterances(corpus_server, recorded / f"{clip}.wav"))
+    events = asyncio.run(_utterances(server, recorded / f"{clip}.wav"))
     transcripts = " ".join(e["text"] for e in events if e["type"] == "transcript")
     expected, heard = _words((recorded / f"{clip}.txt").read_text()), _words(transcripts)
     assert len(expected & heard) >= 0.6 * len(expected), transcripts

@@ -9,26 +9,17 @@ import os
 import subprocess
 import sys
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 
-from assistant.server.spawn import spawn_server
 from tests.schema import assert_valid_result
 
 DATA = Path(__file__).resolve().parent / "data"
 NOW = ["--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"]
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: object) -> Iterator[str]:
-    proc, url = spawn_server(tmp_path_factory.mktemp("store") / "bookings.sqlite")
-    yield url
-    proc.terminate()
-    proc.wait(30)
 
 
 def send(url: str, wav: Path, *extra: str) -> list[dict[str, Any]]:
