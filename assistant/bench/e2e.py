@@ -40,6 +40,7 @@ __all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "load_corpus", 
 CORPUS_NOW = "2026-12-02T10:00:00"
 CORPUS_TZ = "Europe/Berlin"
 CLIENT_STAGES = ("speech_end", "transcript", "intent", "result")  # client-clock events, in pipeline order
+SERVER_STAGES = ("speech_end_decided", "transcript", "intent", "result")  # the `latency` event's stamps
 TAIL_MS = 800  # silence streamed after each request: the endpointer needs its hangover of it to decide
 GROWTH_LIMIT_S = 1.0  # latency that rises by more than this over one point (trend line) is falling behind
 
@@ -254,12 +255,11 @@ def _stats(values: Sequence[float]) -> dict[str, Any] | None:
 
 
 def summarize(clients: int, measurements: Sequence[Measurement], wall_s: float, verdict: Verdict,
-              server: dict[str, float] | None) -> dict[str, Any]:
+              server: dict[str, Any] | None) -> dict[str, Any]:
     answered = [m for m in measurements if not m.lost]
     client_stages = {s: _stats([m.stages_s[s] for m in answered if s in m.stages_s]) for s in CLIENT_STAGES}
-    server_names = sorted({k for m in answered for k in m.server_ms}, key=list(
-        ("speech_end_decided", "transcript", "intent", "result")).index)
-    server_stages = {s: _stats([m.server_ms[s] / 1e3 for m in answered if s in m.server_ms]) for s in server_names}
+    server_stages = {s: _stats([m.server_ms[s] / 1e3 for m in answered if s in m.server_ms]) for s in SERVER_STAGES
+                     if any(s in m.server_ms for m in answered)}
     return {
         "clients": clients, "wall_s": round(wall_s, 1), "requests": len(measurements),
         "understood": sum(m.intent is not None for m in measurements), "right": sum(m.right for m in measurements),
@@ -331,9 +331,10 @@ def run_e2e_bench(args: Any) -> int:
             server.wait(30)
         shutil.rmtree(scratch, ignore_errors=True)
     print_report(points)
+    machine = machine_info()
     models: dict[str, str] = next((p["server"]["models"] for p in points if p["server"]), {})
     report = {"benchmark": "voice-to-action under load: concurrent real-time clients replaying the spoken corpus",
-              "command": "assistant bench e2e " + " ".join(sys.argv[3:]), "machine": machine_info(),
+              "command": "assistant bench e2e " + " ".join(sys.argv[3:]), "machine": machine,
               "server": url if args.url else "spawned on this machine", "models": models,
               "options": {"clients": counts, "duration_s": args.duration, "max_wait_s": args.max_wait,
                           "corpus": str(args.corpus), "corpus_requests": len(corpus), "seed": args.seed,
@@ -345,6 +346,6 @@ def run_e2e_bench(args: Any) -> int:
         from assistant.bench.plot import plot_e2e
 
         asr = models.get("asr_model", "?")
-        plot_e2e(points, args.plot, f"voice-to-action under load, {machine_info()['cores']}-core "
-                                    f"{machine_info()['cpu']}, faster-whisper {asr}", aim_s=args.aim)
+        plot_e2e(points, args.plot, f"voice-to-action under load, {machine['cores']}-core "
+                                    f"{machine['cpu']}, faster-whisper {asr}", aim_s=args.aim)
     return 0 if all(p["keeps_up"] for p in points) else 3
