@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,20 +118,14 @@ def test_a_sweep_against_a_real_server(short_corpus: Path, tmp_path: Path, meeti
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture()
-def silent_server() -> Iterator[str]:
-    """A websocket server that takes audio and never answers: the harness's collaborator gone wrong."""
+def _misbehaving_server(handler: Callable[[ServerConnection], Awaitable[None]]) -> Iterator[str]:
     ready = threading.Event()
     url: list[str] = []
     stop: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
-    async def swallow(connection: ServerConnection) -> None:
-        async for _ in connection:
-            pass
-
     async def main() -> None:
         stop.append((asyncio.get_running_loop(), asyncio.Event()))
-        async with serve(swallow, "127.0.0.1", 0) as server:
+        async with serve(handler, "127.0.0.1", 0) as server:
             url.append(f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}")
             ready.set()
             await stop[0][1].wait()
@@ -145,6 +139,28 @@ def silent_server() -> Iterator[str]:
     thread.join(10)
 
 
+@pytest.fixture()
+def silent_server() -> Iterator[str]:
+    """A websocket server that takes audio and never answers: the harness's collaborator gone wrong."""
+
+    async def swallow(connection: ServerConnection) -> None:
+        async for _ in connection:
+            pass
+
+    yield from _misbehaving_server(swallow)
+
+
+@pytest.fixture()
+def crashing_server() -> Iterator[str]:
+    """A websocket server whose handler fails on the first message: the connection closes with 1011."""
+
+    async def crash(connection: ServerConnection) -> None:
+        await connection.recv()
+        raise RuntimeError("the server fell over")
+
+    yield from _misbehaving_server(crash)
+
+
 def test_a_server_that_never_answers_gets_a_verdict_not_a_hang(short_corpus: Path, tmp_path: Path,
                                                               silent_server: str) -> None:
     report = tmp_path / "e2e.json"
@@ -155,3 +171,13 @@ def test_a_server_that_never_answers_gets_a_verdict_not_a_hang(short_corpus: Pat
     assert point["clients"] == 1 and not point["keeps_up"]
     assert point["verdict"].startswith("cannot keep up") and point["lost"] == point["requests"] >= 1
     assert "2 client(s) not run" in run.stderr
+
+
+def test_a_server_that_drops_connections_counts_them_as_lost(short_corpus: Path, tmp_path: Path,
+                                                            crashing_server: str) -> None:
+    report = tmp_path / "e2e.json"
+    run = _bench("--url", crashing_server, "--clients", "1", "--corpus", str(short_corpus), "--duration", "2",
+                 "--max-wait", "1", "--json", str(report), timeout=120)
+    assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr
+    (point,) = json.loads(report.read_text())["points"]
+    assert not point["keeps_up"] and point["lost"] == point["requests"] >= 1

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from tqdm import tqdm
+from websockets.exceptions import ConnectionClosed
 
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Event, read_wav, stream_audio
@@ -177,7 +178,7 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         try:
             await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
             finished = True
-        except (TimeoutError, OSError):
+        except (TimeoutError, OSError, ConnectionClosed):
             finished = False  # what arrived is measured; an utterance without its result counts as lost
         sink.extend(measure_request(index, item, round(sent_at, 3), events, finished))
         await asyncio.sleep(rng.uniform(*options.pause_s))
