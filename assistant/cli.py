@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from assistant.asr.models import SPEECH_MODELS
 from assistant.config import Settings, load_settings
 from assistant.errors import AssistantError, ConfigError
+from engines.base import ShapeProfile
 
 __all__ = ["main"]
 
@@ -113,18 +114,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from assistant.audio.endpointer import EndpointerConfig
     from assistant.nlu.loader import build_text_pipeline
     from assistant.server.app import run_server
+    from assistant.server.batcher import BatchPolicy
     from assistant.server.session import Engines
 
+    asr, audio, serving = settings.asr, settings.audio, settings.serving
+    if asr.device == "cuda":
+        from assistant.asr.cuda_libs import reexec_with_cublas12_links
+
+        reexec_with_cublas12_links(settings.cache_dir)  # before anything loads CTranslate2
     pipeline = build_text_pipeline(settings, args.store, verbose=True, commit=True)
-    asr, audio = settings.asr, settings.audio
     model = args.asr_model or asr.model
     recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
-    recognizer.transcribe(b"\x00\x00" * 16_000)  # warm-up: the first decode pays for allocation
-    print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type})", file=sys.stderr)
+    print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size})", file=sys.stderr)
+    recognizer.warm_up()  # the first decode pays for allocation (and on a GPU, kernel compilation)
     endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
                                   min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
+    asr_policy = BatchPolicy(serving.asr_max_batch, serving.asr_max_delay_us)
+    nlu_policy = BatchPolicy(serving.nlu_max_batch, serving.nlu_max_delay_us)
+    print(f"[serve] batching: asr up to {asr_policy.max_batch} (wait {asr_policy.max_delay_us} us), "
+          f"nlu up to {nlu_policy.max_batch} (wait {nlu_policy.max_delay_us} us)", file=sys.stderr)
     engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms,
-                      audio.partial_budget_ms)
+                      audio.partial_budget_ms, asr_policy, nlu_policy)
     run_server(engines, args.host, args.port)
     return 0
 
@@ -157,6 +167,78 @@ def _cmd_train(args: argparse.Namespace) -> int:
     print(json.dumps({"folder": str(model.folder), "dev": model.manifest["dev"],
                       "int8_kept": model.manifest["int8_kept"]}, indent=2))
     return 0
+
+
+def _cmd_build_onnx(args: argparse.Namespace) -> int:
+    from assistant.nlu.artifacts import ensure_meeting_model
+    from assistant.nlu.precision_files import ensure_precision_file
+
+    model = ensure_meeting_model(_settings(args).cache_dir)
+    report = {}
+    for precision in args.precision.split(","):
+        made = ensure_precision_file(model, precision, allow_rejected=True)
+        report[precision] = {"onnx": str(made.onnx), **made.accuracy}
+        fp32, own = made.accuracy["fp32"], made.accuracy.get(precision, made.accuracy["fp32"])
+        verdict = "accepted" if made.accuracy.get("accepted", True) else "REJECTED (drop >= 1 point)"
+        print(f"{precision}: intent accuracy {own['intent_accuracy']:.2f} (fp32 {fp32['intent_accuracy']:.2f}), "
+              f"slot F1 {own['slot_f1']:.2f} (fp32 {fp32['slot_f1']:.2f}), {verdict}; {made.onnx}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"model": model.manifest["key"], "split": "dev",
+                                         "runtime": "onnxruntime (CPU)", "files": report}, indent=2) + "\n")
+    return 0
+
+
+def _profile(settings: Settings, overrides: list[str]) -> ShapeProfile:
+    from assistant.nlu.loader import shape_profile
+
+    profile = shape_profile(settings)
+    for item in overrides:
+        axis, _, values = item.partition("=")
+        try:
+            low, opt, high = (int(v) for v in values.split(":"))
+        except ValueError:
+            raise ConfigError(f"--profile {item!r}: expected batch=MIN:OPT:MAX or seq=MIN:OPT:MAX") from None
+        if axis not in ("batch", "seq"):
+            raise ConfigError(f"--profile {item!r}: the axis is batch or seq")
+        try:
+            profile = replace(profile, **{axis: (low, opt, high)})
+        except ValueError as exc:
+            raise ConfigError(f"--profile {item!r}: {exc}") from None
+    return profile
+
+
+def _cmd_build_engine(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from assistant.errors import BackendUnavailable
+    from assistant.nlu.artifacts import ensure_meeting_model
+    from assistant.nlu.precision_files import ensure_precision_file
+
+    settings = _settings(args)
+    shapes = _profile(settings, args.profile)
+    for package, hint in (("tensorrt", "install TensorRT from NVIDIA (pip install tensorrt)"),
+                          ("cuda", "pip install -e '.[gpu]' (cuda-python)")):
+        if importlib.util.find_spec(package) is None:
+            raise BackendUnavailable(f"building an engine needs {package}: {hint}")
+    model = ensure_meeting_model(settings.cache_dir)
+    ensure_precision_file(model, args.precision)  # refuses a precision that failed its accuracy check
+    from models.engine_build import build_engine
+
+    path, key, built = build_engine(model.files, args.precision, shapes)
+    print(json.dumps({"engine": str(path), "built_now": built, "key": key.__dict__}, indent=2, default=list))
+    return 0
+
+
+def _cmd_bench_asr(args: argparse.Namespace) -> int:
+    from assistant.bench.asr import run_asr_bench
+
+    settings = _settings(args)
+    if settings.asr.device == "cuda":
+        from assistant.asr.cuda_libs import reexec_with_cublas12_links
+
+        reexec_with_cublas12_links(settings.cache_dir)
+    return run_asr_bench(settings, args)
 
 
 def _cmd_bench_nlu(args: argparse.Namespace) -> int:
@@ -200,13 +282,26 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
     parse.add_argument("--conversation", help="conversation id; lines of one --file are turns of one conversation")
     parse.add_argument("--backend", help="NLU backend (default from config: onnxruntime)")
-    parse.add_argument("--precision", choices=["auto", "fp32", "int8"])
+    parse.add_argument("--precision", choices=["auto", "fp32", "fp16", "int8"])
     parse.add_argument("-v", "--verbose", action="store_true", help="say which backend runs")
     parse.set_defaults(func=_cmd_parse)
 
     train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
     train.set_defaults(func=_cmd_train)
+
+    onnx = sub.add_parser("build-onnx", parents=[common],
+                          help="make the FP16 / INT8 Q/DQ ONNX files for TensorRT and check them against FP32")
+    onnx.add_argument("--precision", default="fp16,int8", help="comma-separated: fp16, int8 (default both)")
+    onnx.add_argument("--json", type=Path, help="write the accuracy report here")
+    onnx.set_defaults(func=_cmd_build_onnx)
+
+    engine = sub.add_parser("build-engine", parents=[common],
+                            help="build the TensorRT engine for this GPU (never done at server start)")
+    engine.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="fp16")
+    engine.add_argument("--profile", action="append", default=[], metavar="AXIS=MIN:OPT:MAX",
+                        help="batch=1:8:64 or seq=8:32:128 (default from config [nlu] profile_batch/profile_seq)")
+    engine.set_defaults(func=_cmd_build_engine)
 
     serve = sub.add_parser("serve", parents=[common], help="the websocket voice server")
     serve.add_argument("--host", default="127.0.0.1")
@@ -252,7 +347,17 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--json", type=Path, help="write the report here")
     voice.set_defaults(func=_cmd_bench_voice)
 
-    e2e = bench.add_parser("e2e", help="voice-to-action latency under load: N concurrent real-time clients")
+    asr_bench = bench.add_parser("asr", parents=[common],
+                                 help="speech recognition per command: the product's recognizer vs faster-whisper")
+    asr_bench.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs")
+    asr_bench.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="default from config [asr] model")
+    asr_bench.add_argument("--batch", type=int, default=16, help="commands in one batched call")
+    asr_bench.add_argument("--rounds", type=int, default=5, help="passes over the corpus")
+    asr_bench.add_argument("--json", type=Path, help="write the report here")
+    asr_bench.set_defaults(func=_cmd_bench_asr)
+
+    e2e = bench.add_parser("e2e", parents=[common],
+                           help="voice-to-action latency under load: N concurrent real-time clients")
     where = e2e.add_mutually_exclusive_group()
     where.add_argument("--url", help="measure an already running server")
     where.add_argument("--spawn", action="store_true", help="start a server with a throwaway store (the default)")

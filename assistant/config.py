@@ -10,8 +10,8 @@ from typing import Any
 
 from assistant.errors import ConfigError
 
-__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "Settings", "DEFAULT_CONFIG",
-           "load_settings"]
+__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "Settings",
+           "DEFAULT_CONFIG", "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -25,6 +25,9 @@ class NLUSettings:
     max_tokens: int = 128
     max_chars: int = 1000
     batch_size: int = 64
+    # GPU backends: shapes an engine is built for / CUDA graphs are captured for, as [min, opt, max]
+    profile_batch: list[int] = field(default_factory=lambda: [1, 8, 64])
+    profile_seq: list[int] = field(default_factory=lambda: [8, 32, 128])
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,16 @@ class ASRSettings:
 
 
 @dataclass(frozen=True)
+class ServingSettings:
+    """The voice server's dynamic batchers, one per model worker (like Triton's max batch and queue delay)."""
+
+    nlu_max_batch: int = 64
+    nlu_max_delay_us: int = 0  # an idle NLU worker waits this long for more requests before running one
+    asr_max_batch: int = 1  # final decodes per call; >1 decodes utterances that end together in one call (GPU)
+    asr_max_delay_us: int = 0
+
+
+@dataclass(frozen=True)
 class Settings:
     cache_dir: Path
     rooms_file: Path
@@ -65,6 +78,7 @@ class Settings:
     booking: BookingSettings = field(default_factory=BookingSettings)
     audio: AudioSettings = field(default_factory=AudioSettings)
     asr: ASRSettings = field(default_factory=ASRSettings)
+    serving: ServingSettings = field(default_factory=ServingSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -93,7 +107,7 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -114,4 +128,5 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
     return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
                     nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
-                    asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"))
+                    asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
+                    serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"))

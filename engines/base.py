@@ -9,7 +9,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BackendInfo", "BackendOptions", "JointModelFiles", "Logits", "NLUBackend"]
+__all__ = ["BackendInfo", "BackendOptions", "JointModelFiles", "Logits", "NLUBackend", "ShapeProfile"]
 
 # (intent logits (batch, intents), slot logits (batch, seq, slot labels)), float32 on the host.
 Logits = tuple[NDArray[np.float32], NDArray[np.float32]]
@@ -29,11 +29,47 @@ class JointModelFiles:
     num_intents: int
     num_slot_labels: int
 
+    @property
+    def folder(self) -> Path:
+        return self.onnx_fp32.parent
+
+    def gpu_onnx(self, precision: str) -> Path:
+        """The ONNX file that carries `precision` for TensorRT (strongly typed: precision lives in the file).
+        fp32 is the export itself; fp16 and int8 (Q/DQ) are derived files in sibling folders
+        (assistant.nlu.precision_files makes them)."""
+        if precision == "fp32":
+            return self.onnx_fp32
+        return self.folder.parent / f"{self.folder.name}.{precision}" / "model.onnx"
+
+    @property
+    def engine_folder(self) -> Path:
+        """Where TensorRT engines built from this model's ONNX files are cached."""
+        return self.folder.parent / f"{self.folder.name}.engines"
+
+
+@dataclass(frozen=True)
+class ShapeProfile:
+    """Input shapes a GPU backend is built for: (min, opt, max) batch size and sequence length. TensorRT builds
+    one optimization profile from it; the CUDA-graph backend captures buckets up to the maxima. A larger batch
+    is split; a longer sequence is refused before it gets here (the parser's max_tokens)."""
+
+    batch: tuple[int, int, int] = (1, 8, 64)
+    seq: tuple[int, int, int] = (8, 32, 128)
+
+    def __post_init__(self) -> None:
+        for name, (low, opt, high) in (("batch", self.batch), ("seq", self.seq)):
+            if not 1 <= low <= opt <= high:
+                raise ValueError(f"{name} profile must be 1 <= min <= opt <= max, got {low}/{opt}/{high}")
+
+    def describe(self) -> str:
+        return f"batch {'/'.join(map(str, self.batch))}, seq {'/'.join(map(str, self.seq))}"
+
 
 @dataclass(frozen=True)
 class BackendOptions:
-    precision: str = "auto"  # auto | fp32 | int8 (what a backend supports differs; auto picks its best)
+    precision: str = "auto"  # auto | fp32 | fp16 | int8 (what a backend supports differs; auto picks its best)
     threads: int = 0  # CPU threads for one call; 0: the runtime's default (all physical cores)
+    shapes: ShapeProfile = ShapeProfile()  # GPU backends: the shapes to build or capture for
 
 
 @dataclass(frozen=True)

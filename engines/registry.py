@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from assistant.errors import BackendUnavailable
 from engines.base import BackendOptions, JointModelFiles, NLUBackend
 
-__all__ = ["BACKENDS", "create_backend", "unavailable_reason"]
+__all__ = ["AUTO_ORDER", "BACKENDS", "create_backend", "create_best_backend", "unavailable_reason"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,16 @@ BACKENDS: dict[str, BackendEntry] = {
                                 "pip install onnxruntime"),
     "torch-eager": BackendEntry("engines.torch_eager", "TorchEagerBackend", ("torch", "transformers", "safetensors"),
                                 "pip install -e '.[train]'"),
+    "torch-eager-cuda": BackendEntry("engines.torch_eager", "TorchEagerCudaBackend",
+                                     ("torch", "transformers", "safetensors"), "a CUDA build of torch"),
+    "torch-cuda": BackendEntry("engines.torch_cuda", "TorchCudaGraphBackend", ("torch", "transformers", "safetensors"),
+                               "a CUDA build of torch"),
+    "tensorrt": BackendEntry("engines.tensorrt", "TensorRTBackend", ("tensorrt", "cuda"),
+                             "TensorRT from NVIDIA (pip install tensorrt) and pip install -e '.[gpu]'"),
 }
+
+# backend = "auto": the first of these that can run here (TensorRT needs a built engine; both GPU backends a GPU)
+AUTO_ORDER = ("tensorrt", "torch-cuda", "onnxruntime")
 
 
 def unavailable_reason(name: str) -> str | None:
@@ -50,3 +59,15 @@ def create_backend(name: str, files: JointModelFiles, options: BackendOptions) -
     except (ValueError, FileNotFoundError) as exc:
         raise BackendUnavailable(f"backend {name!r}: {exc}") from exc
     return backend
+
+
+def create_best_backend(files: JointModelFiles, options: BackendOptions,
+                        order: tuple[str, ...] = AUTO_ORDER) -> tuple[NLUBackend, dict[str, str]]:
+    """The first backend of `order` that starts here, and why each one before it did not (for the log)."""
+    passed_over: dict[str, str] = {}
+    for name in order:
+        try:
+            return create_backend(name, files, options), passed_over
+        except BackendUnavailable as exc:
+            passed_over[name] = str(exc)
+    raise BackendUnavailable("no backend can run here: " + "; ".join(passed_over.values()))

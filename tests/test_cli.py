@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -80,6 +81,9 @@ def test_bad_input_gets_a_clear_result_per_line(tmp_path: Path) -> None:
     (["parse"], "give either TEXT or --file"),
     (["parse", "--file", "/nonexistent/file.txt"], "no such file"),
     (["parse", "--backend", "warp-drive", "hi"], "unknown backend"),
+    (["build-engine", "--profile", "batch=1:8"], "expected batch=MIN:OPT:MAX"),
+    (["build-engine", "--profile", "width=1:2:3"], "the axis is batch or seq"),
+    (["build-engine", "--profile", "batch=8:1:64"], "min <= opt <= max"),
 ])
 def test_usage_errors_are_one_clear_line(args: list[str], message: str) -> None:
     proc = run_cli(*args)
@@ -92,3 +96,10 @@ def test_now_and_tz_are_accepted(meeting_model: NLUModel) -> None:
     (out,) = json_lines(run_cli("parse", "--now", "2026-12-02T09:00:00+01:00", "--tz", "Europe/Berlin",
                                 "book fuji tomorrow at ten"))
     assert out["intent"] == "book_meeting"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorrt") is not None, reason="TensorRT is installed here")
+def test_build_engine_without_tensorrt_says_where_to_get_it() -> None:
+    proc = run_cli("build-engine", "--precision", "fp16")
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert "building an engine needs tensorrt" in proc.stderr.decode()

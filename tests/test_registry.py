@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import BackendUnavailable
+from assistant.nlu.artifacts import NLUModel
 from engines import registry
 from engines.base import BackendOptions, JointModelFiles
 
@@ -31,3 +32,22 @@ def test_int8_requested_but_not_built_is_explained() -> None:
 def test_unsupported_precision_is_explained() -> None:
     with pytest.raises(BackendUnavailable, match="fp32 or int8"):
         registry.create_backend("onnxruntime", FILES, BackendOptions("fp16"))
+
+
+def test_auto_falls_back_to_onnx_runtime_on_a_cpu_machine_and_says_why(meeting_model: NLUModel) -> None:
+    backend, passed_over = registry.create_best_backend(meeting_model.files, BackendOptions())
+    assert backend.info().name == "onnxruntime"
+    assert list(passed_over) == ["tensorrt", "torch-cuda"]  # the GPU backends, each with its reason
+    assert all(reason for reason in passed_over.values())
+
+
+def test_gpu_backends_on_a_machine_without_a_gpu_are_unavailable_not_crashing(meeting_model: NLUModel) -> None:
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has a GPU")
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        registry.create_backend("torch-cuda", meeting_model.files, BackendOptions("fp16"))
+    with pytest.raises(BackendUnavailable, match="needs tensorrt"):
+        registry.create_backend("tensorrt", meeting_model.files, BackendOptions("fp16"))

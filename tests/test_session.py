@@ -5,15 +5,30 @@ from __future__ import annotations
 import asyncio
 import time
 import wave
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+from assistant.config import Settings
 from assistant.events import ServerEvent, Start, Transcript
-from assistant.server.session import Engines, Session
+from assistant.nlu.loader import build_text_pipeline
+from assistant.server.batcher import BatchPolicy
+from assistant.server.session import Engines, Session, Turn
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
-class SlowRecognizer:
+class OneByOne:
+    """A stand-in recognizer's batch call: its single decodes one after another, as a CPU does."""
+
+    def transcribe(self, pcm16k: bytes) -> str:
+        raise NotImplementedError
+
+    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
+        return [self.transcribe(pcm) for pcm in pcms]
+
+
+class SlowRecognizer(OneByOne):
     """Stands in for faster-whisper (a collaborator here): a decode that holds its thread for a second."""
 
     model_name, device, compute_type = "slow", "cpu", "none"
@@ -55,7 +70,7 @@ def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
     assert ticks >= 20  # had the decode run on the loop, the ticker could not have run during that second
 
 
-class RecordingRecognizer:
+class RecordingRecognizer(OneByOne):
     """Stands in for faster-whisper: notes how much audio each decode was given."""
 
     model_name, device, compute_type = "recording", "cpu", "none"
@@ -84,7 +99,8 @@ def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
         step = 2 * rate // 50  # 20 ms at the WAV's rate
         for offset in range(0, len(audio), step):
             await session.audio(audio[offset : offset + step])
-            await asyncio.sleep(0)
+            if session._tasks:  # audio comes faster than real time here: let each decode finish, as it would
+                await asyncio.gather(*session._tasks)
         await session.stop()
         engines.close()
 
@@ -95,7 +111,7 @@ def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
     assert max(partials) <= final - hangover_bytes + 2 * 640, (partials, final)  # nothing started in the pause
 
 
-class CpuSpeedRecognizer:
+class CpuSpeedRecognizer(OneByOne):
     """Stands in for faster-whisper on a CPU: every decode holds the recognizer for 150 ms."""
 
     model_name, device, compute_type = "cpu-speed", "cpu", "none"
@@ -146,3 +162,43 @@ def test_slow_partials_give_way_while_another_session_speaks() -> None:
     assert decoded == 0 and shed >= 3
     decoded, shed = _partials_while_another_speaks(budget_ms=1000)  # within budget: partials run
     assert decoded >= 1 and shed == 0
+
+
+def test_utterances_from_many_sessions_are_understood_in_one_model_call(tmp_path: Path, settings: Settings
+                                                                        ) -> None:
+    """Five sessions' utterances waiting together go through the real parser in one backend call; each acts on
+    its own conversation; a turn whose dialogue step fails gets its own error while the others are booked."""
+    pipeline = build_text_pipeline(settings, tmp_path / "bookings.sqlite")
+    calls: list[int] = []
+    real_run = pipeline.parser.backend.run
+
+    def counting_run(ids, mask):  # type: ignore[no-untyped-def]
+        calls.append(len(ids))
+        return real_run(ids, mask)
+
+    pipeline.parser.backend.run = counting_run  # type: ignore[method-assign]
+    real_turn = pipeline.dialogue.turn
+
+    def turn(conversation: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if conversation == "c-bad":
+            raise RuntimeError("store went away")
+        return real_turn(conversation, *args, **kwargs)
+
+    pipeline.dialogue.turn = turn  # type: ignore[method-assign]
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    rooms = ["Everest", "Kilimanjaro", "Denali", "Everest"]
+
+    async def scenario() -> list[object]:
+        engines = Engines(RecordingRecognizer(), pipeline, partial_interval_ms=0,  # type: ignore[arg-type]
+                          nlu_policy=BatchPolicy(max_batch=16, max_delay_us=200_000))
+        turns = [Turn(f"book {room} tomorrow at {9 + i} for an hour", f"c{i}", now) for i, room in enumerate(rooms)]
+        turns.append(Turn("book Everest tomorrow at 3 pm", "c-bad", now))
+        results = await asyncio.gather(*(engines.understand(t) for t in turns), return_exceptions=True)
+        engines.close()
+        return results
+
+    *booked, failed = asyncio.run(scenario())
+    assert calls == [5]  # one backend call for all five texts
+    assert [r["result"]["committed"] for r in booked] == [True] * 4  # type: ignore[index]
+    assert [r["slots"][0]["text"] for r in booked] == rooms  # type: ignore[index]
+    assert isinstance(failed, RuntimeError) and "store went away" in str(failed)

@@ -75,3 +75,15 @@ def test_the_server_runs_on_base_when_asked(tmp_path: Path, meeting_model: objec
     intent = next(e for e in events if e["type"] == "intent")
     assert intent["intent"] == "cancel_meeting"
     assert ("room", "denali") in {(s["name"], s["text"].lower()) for s in intent["slots"]}
+
+
+def test_utterances_that_end_together_are_decoded_in_one_call(tmp_path: Path) -> None:
+    # The batched path (one encoder pass, one search over all) reads each command as the single path does.
+    recognizer = WhisperRecognizer(tmp_path, "tiny.en")
+    everest, denali = _pcm16k(DATA / "book_everest_tomorrow_9.wav"), _pcm16k(DATA / "cancel_denali_friday.wav")
+    silence = _pcm16k(DATA / "silence_3s.wav")
+    texts = recognizer.transcribe_batch([everest, denali, silence, everest])
+    assert texts[0].lower().rstrip(".") == "book everest tomorrow at 9 for an hour"
+    assert "denali" in texts[1].lower() and texts[1] == recognizer.transcribe_batch([denali, everest])[0]
+    assert texts[2] == "" and texts[3] == texts[0]
+    assert recognizer.transcribe_batch([everest]) == [recognizer.transcribe(everest)]

@@ -1,12 +1,17 @@
-"""faster-whisper as a pure engine call: 16 kHz PCM in, text out.
+"""faster-whisper as a pure engine call: 16 kHz PCM in, text out, one utterance or a batch of them.
 
 Models come from PyPI packages, never a hub (assistant/asr/models.py). The lazy segment generator is consumed
-here, inside the worker thread that calls transcribe().
+here, inside the worker thread that calls transcribe(). Several utterances that end together are decoded in one
+call (transcribe_batch): one encoder pass over the stacked 30 s windows and one batched greedy/beam search in
+CTranslate2, which on a GPU costs little more than one utterance.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -14,20 +19,64 @@ from assistant.asr.models import whisper_model_dir
 
 __all__ = ["WhisperRecognizer"]
 
+# faster-whisper's defaults for dropping a segment as non-speech: both must hold
+_NO_SPEECH_PROB = 0.6
+_LOG_PROB = -1.0
+
+
+def _float_audio(pcm16k: bytes) -> np.ndarray:
+    return np.frombuffer(pcm16k, dtype="<i2").astype(np.float32) / 32768.0
+
 
 class WhisperRecognizer:
     def __init__(self, cache_dir: Path, model: str = "tiny.en", device: str = "cpu", compute_type: str = "int8",
                  beam_size: int = 1) -> None:
         from faster_whisper import WhisperModel
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
 
         self.model_name, self.device, self.compute_type = model, device, compute_type
         self._model = WhisperModel(str(whisper_model_dir(model, cache_dir)), device=device, compute_type=compute_type)
         self._beam_size = beam_size
+        # language="en": base is multilingual and would otherwise guess the language of every utterance
+        self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
+                                    language="en")
+        self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
+        self._suppress = get_suppressed_tokens(self._tokenizer, [-1])
+
+    def warm_up(self) -> float:
+        """One decode of a second of silence; returns its seconds. On a GPU the first decode of a process
+        compiles kernels (over 10 s on a fresh machine): better at start than on someone's first command."""
+        started = time.perf_counter()
+        self.transcribe_batch([bytes(32000), bytes(32000)] if self.device == "cuda" else [bytes(32000)])
+        took = time.perf_counter() - started
+        print(f"[asr] warm-up decode took {took:.2f} s", file=sys.stderr, flush=True)
+        return took
 
     def transcribe(self, pcm16k: bytes) -> str:
-        # language="en": base is multilingual and would otherwise guess the language of every utterance
-        audio = np.frombuffer(pcm16k, dtype="<i2").astype(np.float32) / 32768.0
-        segments, _ = self._model.transcribe(audio, beam_size=self._beam_size, language="en",
+        segments, _ = self._model.transcribe(_float_audio(pcm16k), beam_size=self._beam_size, language="en",
                                              condition_on_previous_text=False, without_timestamps=True,
                                              vad_filter=False)
         return " ".join(s.text.strip() for s in segments).strip()
+
+    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
+        """Texts in order. One utterance takes the regular path; several share one encoder and one search
+        (commands are short, so each fits one 30 s window)."""
+        if len(pcms) == 1:
+            return [self.transcribe(pcms[0])]
+        from faster_whisper.audio import pad_or_trim
+
+        features = np.stack([pad_or_trim(self._model.feature_extractor(_float_audio(p))) for p in pcms])
+        encoded = self._model.encode(features)
+        results = self._model.model.generate(
+            encoded, [list(self._prompt) for _ in pcms], beam_size=self._beam_size,
+            max_length=self._model.max_length, suppress_blank=True, suppress_tokens=self._suppress,
+            return_scores=True, return_no_speech_prob=True)
+        return [self._text(result) for result in results]
+
+    def _text(self, result: Any) -> str:
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # length penalty 1, as faster-whisper
+        if result.no_speech_prob > _NO_SPEECH_PROB and avg_logprob < _LOG_PROB:
+            return ""
+        return str(self._tokenizer.decode([t for t in tokens if t < self._tokenizer.eot])).strip()

@@ -322,7 +322,8 @@ def run_e2e_bench(args: Any) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
     server, url = (None, args.url) if args.url else spawn_server(
         Path(args.store) if args.store else scratch / "bookings.sqlite",
-        ["--asr-model", args.asr_model] if args.asr_model else [])
+        [*(["--asr-model", args.asr_model] if args.asr_model else []),
+         *(["--config", str(args.config)] if getattr(args, "config", None) else [])])
     try:
         options = E2EOptions(url, corpus, args.duration, args.max_wait, seed=args.seed)
         points = run_sweep(options, counts)

@@ -17,9 +17,11 @@ from tqdm import tqdm
 
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
+from assistant.errors import BackendUnavailable
 from assistant.nlu.artifacts import ensure_meeting_model
+from assistant.nlu.loader import shape_profile
 from assistant.nlu.tokenizer import Batch, WordPieceTokenizer
-from engines.base import BackendOptions
+from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
 from models.datagen.generator import GeneratorConfig, generate_splits
 
@@ -73,6 +75,11 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
     specs = [spec.split(":", 1) if ":" in spec else [spec, "auto"] for spec in args.backends.split(",")]
     rows: list[BenchRow] = []
     skipped: dict[str, str] = {}
+    devices: dict[str, str] = {}
+    # GPU backends are built / captured for the largest batch measured, so no batch is split
+    configured = shape_profile(settings)
+    top = max(max(sizes), configured.batch[2])
+    shapes = ShapeProfile((1, min(8, top), top), configured.seq)
     with tqdm(total=len(specs) * len(sizes), desc="bench nlu", unit="case", file=sys.stderr) as bar:
         for name, precision in specs:
             reason = unavailable_reason(name)
@@ -80,14 +87,22 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
                 skipped[f"{name}:{precision}"] = reason
                 bar.update(len(sizes))
                 continue
-            backend = create_backend(name, model.files, BackendOptions(precision, args.threads))
+            try:
+                backend = create_backend(name, model.files, BackendOptions(precision, args.threads, shapes))
+            except BackendUnavailable as exc:
+                skipped[f"{name}:{precision}"] = str(exc)
+                bar.update(len(sizes))
+                continue
             info = backend.info()
+            devices[info.name] = info.device
             for size in sizes:
                 samples = _measure(backend.run, batches[size], args.seconds, bar)
                 stats = LatencyStats.from_seconds(samples)
                 rows.append(BenchRow(info.name, info.precision, size, stats, size * len(samples) / sum(samples)))
             backend.close()
-    baseline = {r.batch_size: r for r in rows if r.backend == BASELINE}
+    # the baseline is the first eager PyTorch backend measured (torch-eager on a CPU, torch-eager-cuda on a GPU)
+    base_name = next((r.backend for r in rows if r.backend.startswith(BASELINE)), BASELINE)
+    baseline = {r.batch_size: r for r in rows if r.backend == base_name}
     table = []
     for r in rows:
         base = baseline.get(r.batch_size)
@@ -95,19 +110,21 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
         table.append([r.backend, r.precision, r.batch_size, f"{r.latency.p50_ms:.3f}", f"{r.latency.p99_ms:.3f}",
                       f"{r.throughput:,.0f}", speedup])
     print(format_table(["backend", "precision", "batch", "p50 ms", "p99 ms", "requests/s",
-                        f"p50 speed-up vs {BASELINE}"], table))
+                        f"p50 speed-up vs {base_name}"], table))
     for spec, reason in skipped.items():
         print(f"skipped {spec}: {reason}")
     if args.plot:
         from assistant.bench.plot import plot_backend_latency
 
-        plot_backend_latency([r.as_dict() for r in rows], args.plot,
-                             f"NLU backend call, {machine_info()['cpu']} ({machine_info()['cores']} cores)")
+        gpu = next((d for d in devices.values() if d.startswith("cuda")), None)
+        where = gpu.split(" ", 1)[-1] if gpu else f"{machine_info()['cpu']} ({machine_info()['cores']} cores)"
+        plot_backend_latency([r.as_dict() for r in rows], args.plot, f"NLU backend call, {where}")
     if args.json:
         write_report(args.json, {
             "benchmark": "nlu backends, whole backend call (numpy in, numpy out)",
             "command": " ".join(["assistant", "bench", "nlu", *sys.argv[3:]]),
             "machine": machine_info(), "model": model.manifest["key"], "threads": args.threads,
+            "baseline": base_name, "devices": devices, "gpu_shapes": shapes.describe(),
             "rows": [r.as_dict() for r in rows], "skipped": skipped,
         })
     return 0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -47,9 +50,28 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def _gpus() -> list[str]:
+    """GPU name, driver and memory from nvidia-smi; empty where there is none."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for package in ("torch", "onnxruntime", "ctranslate2", "faster-whisper", "tensorrt", "cuda-bindings"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            found[package] = importlib.metadata.version(package)
+    return found
+
+
 def machine_info() -> dict[str, Any]:
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "when": datetime.now(UTC).isoformat(timespec="seconds")}
+    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "gpus": _gpus(), "python": platform.python_version(),
+            "packages": _versions(), "platform": platform.platform(),
+            "when": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
 def write_report(path: Path, report: dict[str, Any]) -> None:

@@ -17,16 +17,34 @@ from assistant.nlu.artifacts import ensure_meeting_model
 from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.text_pipeline import TextPipeline
-from engines.base import BackendOptions
-from engines.registry import create_backend
+from engines.base import BackendOptions, ShapeProfile
+from engines.registry import create_backend, create_best_backend
 
-__all__ = ["build_parser", "build_text_pipeline"]
+__all__ = ["build_parser", "build_text_pipeline", "shape_profile"]
+
+
+def shape_profile(settings: Settings) -> ShapeProfile:
+    """[nlu] profile_batch / profile_seq as the GPU backends' shapes, refused clearly when malformed."""
+    batch, seq = settings.nlu.profile_batch, settings.nlu.profile_seq
+    if len(batch) != 3 or len(seq) != 3:
+        raise ConfigError(f"[nlu] profile_batch and profile_seq are [min, opt, max]; got {batch!r}, {seq!r}")
+    try:
+        return ShapeProfile((batch[0], batch[1], batch[2]), (seq[0], seq[1], seq[2]))
+    except ValueError as exc:
+        raise ConfigError(f"[nlu] {exc}") from exc
 
 
 def build_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser:
     nlu = settings.nlu
     model = ensure_meeting_model(settings.cache_dir)
-    backend = create_backend(nlu.backend, model.files, BackendOptions(nlu.precision, nlu.threads))
+    options = BackendOptions(nlu.precision, nlu.threads, shape_profile(settings))
+    if nlu.backend == "auto":
+        backend, passed_over = create_best_backend(model.files, options)
+        if verbose:
+            for name, reason in passed_over.items():
+                print(f"[nlu] not {name}: {reason}", file=sys.stderr)
+    else:
+        backend = create_backend(nlu.backend, model.files, options)
     if verbose:
         print(f"[nlu] {backend.info().describe()} from {model.folder}", file=sys.stderr)
     return IntentSlotParser(

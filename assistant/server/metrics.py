@@ -27,6 +27,9 @@ class ServerMetrics:
         self.compute = Histogram(
             "voice_compute_seconds", "Time one model call took in its worker (asr_final, asr_partial, nlu)",
             ["work"], registry=r, buckets=_COMPUTE_BUCKETS)
+        self.batch_size = Histogram(
+            "voice_batch_size", "Requests per model call of the dynamic batchers (asr_final, asr_partial, nlu)",
+            ["work"], registry=r, buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256))
         self.audio = Counter("voice_audio_seconds", "Audio received from clients, in seconds", registry=r)
         self.sessions = Gauge("voice_active_sessions", "Connections with a started session", registry=r)
         self.queue_depth = Gauge("voice_queue_depth", "Model calls waiting or running, per worker", ["worker"],

@@ -11,13 +11,12 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from assistant.asr.whisper import WhisperRecognizer
 from assistant.audio.endpointer import Endpointer, EndpointerConfig, SpeechDropped, SpeechEnded, SpeechStarted
 from assistant.audio.pcm import TARGET_RATE, PcmDecoder
 from assistant.audio.vad import WebRtcVad
@@ -35,20 +34,42 @@ from assistant.events import (
     Start,
     Transcript,
 )
+from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline
 
-__all__ = ["Engines", "Session"]
+__all__ = ["Engines", "Recognizer", "Session", "Turn"]
 
 Send = Callable[[ServerEvent], Awaitable[None]]
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One understood-and-acted-on utterance for the NLU worker."""
+
+    text: str
+    conversation: str
+    now: datetime
+
+
+class Recognizer(Protocol):
+    model_name: str
+    device: str
+    compute_type: str
+
+    def transcribe_batch(self, pcms: list[bytes]) -> list[str]: ...
+
+
+FINAL, PARTIAL = 0, 1  # ASR priorities: a batch holds one kind, finals first
+
+
 @dataclass
 class Engines:
-    """Shared by every session: models load once; each engine has one worker thread."""
+    """Shared by every session: models load once; each model has one worker thread behind a dynamic batcher
+    (on a GPU each also has its own CUDA stream, so speech recognition and understanding overlap)."""
 
-    recognizer: WhisperRecognizer
+    recognizer: Recognizer
     pipeline: TextPipeline
     endpointer: EndpointerConfig = field(default_factory=EndpointerConfig)
     vad_aggressiveness: int = 2
@@ -56,13 +77,13 @@ class Engines:
     # While others speak, a partial may start only if decodes take at most this long: a partial holds the one
     # recognizer, and a final due when another speaker stops would wait behind it (GPU decodes fit, CPU ones not).
     partial_budget_ms: int = 100
-    asr_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "asr"))
-    nlu_worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nlu"))
+    asr_policy: BatchPolicy = field(default_factory=lambda: BatchPolicy(max_batch=1))
+    nlu_policy: BatchPolicy = field(default_factory=lambda: BatchPolicy(max_batch=64))
 
     metrics: ServerMetrics = field(default_factory=ServerMetrics)
 
-    # calls queued or running per worker ("asr", "nlu"); partials are shed while any decode is
-    in_flight: dict[str, int] = field(default_factory=lambda: {"asr": 0, "nlu": 0})
+    # calls queued or running per worker ("asr", "nlu", and "asr_final", the finals among the asr ones)
+    in_flight: dict[str, int] = field(default_factory=lambda: {"asr": 0, "nlu": 0, "asr_final": 0})
     decode_s: float = 0.0  # a moving average of recent decode times
     sessions: set[Session] = field(default_factory=set)  # open sessions, to see who is speaking
 
@@ -74,50 +95,87 @@ class Engines:
             "nlu_backend": backend.name if backend else "none",
             "nlu_precision": backend.precision if backend else "none",
             "nlu_device": backend.device if backend else "none",
+            "asr_max_batch": str(self.asr_policy.max_batch),
+            "nlu_max_batch": str(self.nlu_policy.max_batch),
         })
+        self.asr: DynamicBatcher[bytes, str] = DynamicBatcher(
+            "asr", self.recognizer.transcribe_batch, self.asr_policy,
+            lambda priority, size, took: self._batch_done("asr_final" if priority == FINAL else "asr_partial",
+                                                          size, took))
+        self.nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
+            "nlu", self._nlu_batch, self.nlu_policy, lambda _, size, took: self._batch_done("nlu", size, took))
 
     async def run_asr(self, audio: bytes, work: str) -> str:
-        """One decode in the ASR worker; `work` is asr_final or asr_partial (for the metrics)."""
-        result: str = await self._run("asr", work, self.recognizer.transcribe, audio)
+        """One decode, batched with others of its kind; `work` is asr_final or asr_partial."""
+        final = work == "asr_final"
+        self.in_flight["asr_final"] += final
+        try:
+            result: str = await self._run("asr", self.asr(audio, FINAL if final else PARTIAL))
+        finally:
+            self.in_flight["asr_final"] -= final
+        return result
+
+    async def understand(self, turn: Turn) -> dict[str, Any]:
+        """Understand and act on one utterance: batched with other sessions' utterances in one model call."""
+        result: dict[str, Any] = await self._run("nlu", self.nlu(turn))
         return result
 
     async def run_nlu(self, call: Callable[[], T]) -> T:
-        """Work for the NLU worker, which also owns the booking store (one thread touches SQLite)."""
-        result: T = await self._run("nlu", "nlu", call)
+        """Other work for the NLU worker, which owns the booking store (one thread touches SQLite)."""
+        result: T = await self._run("nlu", self.nlu(call))
         return result
 
-    async def _run(self, worker: str, work: str, call: Callable[..., Any], *args: Any) -> Any:
+    async def _run(self, worker: str, call: Awaitable[Any]) -> Any:
         self.in_flight[worker] += 1
         self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
-        executor = self.asr_worker if worker == "asr" else self.nlu_worker
         try:
-            return await asyncio.get_running_loop().run_in_executor(executor, self._timed, work, call, *args)
+            return await call
         finally:
             self.in_flight[worker] -= 1
             self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
 
-    def _timed(self, work: str, call: Callable[..., Any], *args: Any) -> Any:
-        started = time.perf_counter()  # in the worker: the call's own time, not its wait in the queue
+    def _nlu_batch(self, items: list[Turn | Callable[[], Any]]) -> list[Any]:
+        """Every turn of the batch in one model call, then the other work; a failure stays with its item."""
+        out: dict[int, Any] = {}
+        turns = [(i, item) for i, item in enumerate(items) if isinstance(item, Turn)]
+        if turns:
+            understood = self.pipeline.parser.parse_many([t.text for _, t in turns])  # one model call
+            for (i, t), parsed in zip(turns, understood, strict=True):
+                out[i] = self._one(partial(self.pipeline.act, parsed, t.conversation, t.now, commit=True))
+        for i, item in enumerate(items):
+            if not isinstance(item, Turn):
+                out[i] = self._one(item)
+        return [out[i] for i in range(len(items))]
+
+    @staticmethod
+    def _one(call: Callable[[], Any]) -> Any:
         try:
-            return call(*args)
-        finally:
-            took = time.perf_counter() - started
-            self.metrics.compute.labels(work).observe(took)
-            if work.startswith("asr"):
-                self.decode_s = took if not self.decode_s else 0.8 * self.decode_s + 0.2 * took
+            return call()
+        except Exception as exc:  # noqa: BLE001 - handed to this item's waiter, not the batch
+            return ItemFailed(exc)
+
+    def _batch_done(self, work: str, size: int, took: float) -> None:
+        # per item, so that the compute counters still add up to the worker's busy time
+        for _ in range(size):
+            self.metrics.compute.labels(work).observe(took / size)
+        self.metrics.batch_size.labels(work).observe(size)
+        if work.startswith("asr"):
+            self.decode_s = took if not self.decode_s else 0.8 * self.decode_s + 0.2 * took
 
     def partial_refused(self, session: Session) -> str | None:
-        """Why a partial decode for `session` must not start now, or None: partials are shed first under load."""
-        if self.in_flight["asr"]:
-            return "busy"
+        """Why a partial decode for `session` must not start now, or None: partials are shed first under load.
+        On a CPU (batches of one) any decode in flight refuses it; on a GPU a partial may join others while no
+        final is due, since a batch of partials costs about what one does."""
+        if self.in_flight["asr_final"] or self.in_flight["asr"] >= self.asr_policy.max_batch:
+            return "busy"  # a final is waiting or running (it goes first), or the recognizer is full
         if self.decode_s * 1e3 > self.partial_budget_ms and any(
                 other.endpointer.in_speech for other in self.sessions if other is not session):
             return "others_speaking"
         return None
 
     def close(self) -> None:
-        self.asr_worker.shutdown(wait=True, cancel_futures=True)
-        self.nlu_worker.shutdown(wait=True, cancel_futures=True)
+        self.asr.close()
+        self.nlu.close()
 
 
 class Session:
@@ -235,8 +293,7 @@ class Session:
             if not text:
                 return
             now = self.now or datetime.now(self.zone)
-            (record,) = await self.engines.run_nlu(
-                lambda: self.engines.pipeline.handle([text], self.conversation, now, commit=True))
+            record = await self.engines.understand(Turn(text, self.conversation, now))
             mark("intent")
             self.engines.metrics.utterances.labels(record.get("intent", "out_of_scope")).inc()
             await self.send(IntentEvent(utterance, record.get("intent", "out_of_scope"),

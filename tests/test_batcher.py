@@ -1,0 +1,122 @@
+"""The dynamic batcher: requests that wait together run together, priorities never mix, failures stay with
+their request, and closing fails what is left with a clear error. The model call is a recording stand-in."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+
+import pytest
+
+from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed
+
+
+class Recorder:
+    """Stands in for a model call: records each batch; the first call can be held until released."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.hold = threading.Event()
+        self.entered = threading.Event()
+
+    def __call__(self, items: list[str]) -> list[str]:
+        self.entered.set()
+        self.hold.wait(5)
+        self.batches.append(list(items))
+        return [item.upper() for item in items]
+
+
+def _results(futures: list[Future[str]]) -> list[str]:
+    return [f.result(timeout=5) for f in futures]
+
+
+def test_requests_that_queue_while_the_worker_is_busy_run_as_one_batch() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=8))
+    first = batcher.submit("a")
+    assert model.entered.wait(5)  # the worker is busy with "a" alone
+    rest = [batcher.submit(x) for x in "bcde"]
+    model.hold.set()
+    assert _results([first, *rest]) == ["A", "B", "C", "D", "E"]
+    assert model.batches == [["a"], ["b", "c", "d", "e"]]
+    batcher.close()
+
+
+def test_a_batch_never_exceeds_max_batch() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=3))
+    first = batcher.submit("a")
+    assert model.entered.wait(5)
+    rest = [batcher.submit(x) for x in "bcdefg"]
+    model.hold.set()
+    _results([first, *rest])
+    assert [len(b) for b in model.batches] == [1, 3, 3]
+    batcher.close()
+
+
+def test_higher_priority_runs_first_and_priorities_never_share_a_batch() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=8))
+    first = batcher.submit("x")
+    assert model.entered.wait(5)
+    partials = [batcher.submit(p, priority=1) for p in ("p1", "p2")]
+    finals = [batcher.submit(f, priority=0) for f in ("f1", "f2")]
+    model.hold.set()
+    _results([first, *partials, *finals])
+    assert model.batches == [["x"], ["f1", "f2"], ["p1", "p2"]]
+    batcher.close()
+
+
+def test_an_idle_worker_waits_up_to_the_delay_for_company() -> None:
+    model = Recorder()
+    model.hold.set()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=4, max_delay_us=300_000))
+    a = batcher.submit("a")
+    time.sleep(0.05)  # well inside the 300 ms delay: "b" joins "a"
+    b = batcher.submit("b")
+    assert _results([a, b]) == ["A", "B"]
+    assert model.batches == [["a", "b"]]
+    batcher.close()
+
+
+def test_a_failed_item_fails_alone_and_a_failed_call_fails_its_whole_batch() -> None:
+    def run(items: list[str]) -> list[object]:
+        if "boom" in items:
+            raise RuntimeError("model fell over")
+        return [ItemFailed(ValueError(f"bad {i}")) if i == "bad" else i for i in items]
+
+    batcher: DynamicBatcher[str, object] = DynamicBatcher("t", run, BatchPolicy(max_batch=1))
+    assert batcher.submit("ok").result(5) == "ok"
+    with pytest.raises(ValueError, match="bad bad"):
+        batcher.submit("bad").result(5)
+    with pytest.raises(RuntimeError, match="fell over"):
+        batcher.submit("boom").result(5)
+    assert batcher.submit("still serving").result(5) == "still serving"
+    batcher.close()
+
+
+def test_closing_fails_queued_requests_clearly_and_refuses_new_ones() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=1))
+    running = batcher.submit("a")
+    assert model.entered.wait(5)
+    queued = batcher.submit("b")
+    closer = threading.Thread(target=batcher.close)
+    closer.start()
+    with pytest.raises(RuntimeError, match="batcher closed"):
+        queued.result(5)
+    model.hold.set()
+    closer.join(5)
+    assert running.result(5) == "A"
+    with pytest.raises(RuntimeError, match="is closed"):
+        batcher.submit("c")
+
+
+def test_on_batch_reports_priority_size_and_time() -> None:
+    seen: list[tuple[int, int, float]] = []
+    batcher = DynamicBatcher("t", lambda items: items, BatchPolicy(max_batch=4),
+                             lambda priority, size, took: seen.append((priority, size, took)))
+    batcher.submit("a", priority=1).result(5)
+    batcher.close()
+    assert seen and seen[0][:2] == (1, 1) and seen[0][2] >= 0.0
