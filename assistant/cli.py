@@ -135,7 +135,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
           f"nlu up to {nlu_policy.max_batch} (wait {nlu_policy.max_delay_us} us)", file=sys.stderr)
     engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms,
                       audio.partial_budget_ms, asr_policy, nlu_policy)
-    run_server(engines, args.host, args.port)
+    run_server(engines, args.host, args.port, serving.event_loop)
     return 0
 
 

@@ -66,6 +66,7 @@ class ServingSettings:
     nlu_max_delay_us: int = 0  # an idle NLU worker waits this long for more requests before running one
     asr_max_batch: int = 1  # final decodes per call; >1 decodes utterances that end together in one call (GPU)
     asr_max_delay_us: int = 0
+    event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
 
 
 @dataclass(frozen=True)

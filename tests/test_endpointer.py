@@ -55,3 +55,12 @@ def test_stream_end_flushes_an_open_utterance() -> None:
     events = run("." * 10 + "x" * 30)
     assert [type(e) for e in events] == [SpeechStarted, SpeechEnded]
     assert run("." * 10 + "x" * 30, flush=False)[-1].__class__ is SpeechStarted
+
+
+def test_speech_ms_is_the_length_of_the_audio_so_far_without_joining_it() -> None:
+    endpointer = Endpointer()
+    frame = b"\x01\x00" * 320
+    for voiced in [True] * 30 + [False] * 3:
+        endpointer.push(frame, voiced)
+        assert endpointer.speech_ms == len(endpointer.current_audio()) // 32  # 16 kHz, 2 bytes: 32 bytes a ms
+    assert endpointer.in_speech and endpointer.speech_ms > 0

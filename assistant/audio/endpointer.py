@@ -95,6 +95,11 @@ class Endpointer:
         """How long the speaker has been quiet within the current utterance (0 on a voiced frame)."""
         return self._now_ms - self._last_voiced_ms if self.in_speech else 0
 
+    @property
+    def speech_ms(self) -> int:
+        """Length of the utterance so far (pre-roll included), without joining its audio; 0 outside speech."""
+        return len(self._frames) * self.config.frame_ms if self.in_speech else 0
+
     def current_audio(self) -> bytes:
         """The utterance so far (pre-roll included); empty outside speech."""
         return b"".join(self._frames) if self.in_speech else b""

@@ -30,6 +30,7 @@ import numpy as np
 from tqdm import tqdm
 from websockets.exceptions import ConnectionClosed
 
+from assistant import event_loop
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Event, read_wav, stream_audio
 from assistant.errors import ConfigError
@@ -298,7 +299,7 @@ def run_sweep(options: E2EOptions, client_counts: Sequence[int]) -> list[dict[st
     points: list[dict[str, Any]] = []
     for clients in client_counts:
         before = _scrape(options.url)
-        measurements, wall = asyncio.run(_run_point(clients, options))
+        measurements, wall = event_loop.run(_run_point(clients, options))  # uvloop: 256 clients are one loop
         server = _server_load(before, _scrape(options.url), wall)
         verdict = judge(measurements, options.duration_s)
         points.append(summarize(clients, measurements, wall, verdict, server))

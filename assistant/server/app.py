@@ -14,6 +14,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from assistant.errors import InputError
+from assistant.event_loop import loop_factory, run
 from assistant.events import Audio, ErrorEvent, ProtocolError, ServerEvent, Start, Stop, decode_client
 from assistant.server.session import Engines, Session
 from assistant.server.web import http_handler
@@ -74,8 +75,10 @@ async def serve_forever(engines: Engines, host: str, port: int) -> None:
         await asyncio.Future()
 
 
-def run_server(engines: Engines, host: str, port: int) -> None:
+def run_server(engines: Engines, host: str, port: int, event_loop: str = "auto") -> None:
+    name, _ = loop_factory(event_loop)
+    print(f"[serve] event loop: {name}", file=sys.stderr, flush=True)
     try:
-        asyncio.run(serve_forever(engines, host, port))
+        run(serve_forever(engines, host, port), event_loop)
     finally:
         engines.close()

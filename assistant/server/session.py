@@ -242,7 +242,7 @@ class Session:
         A partial starts only on a voiced frame: one started in a pause that turns out to be the end of speech
         would hold the recognizer when the final decode needs it (half a second of tiny.en on 2 cores)."""
         interval = self.engines.partial_interval_ms
-        audio_ms = len(self.endpointer.current_audio()) * 1000 // (2 * TARGET_RATE)
+        audio_ms = self.endpointer.speech_ms  # never the joined audio: that copy per frame grew with the utterance
         if not interval or not self.endpointer.in_speech or audio_ms < self._next_partial_ms:
             return
         if self.endpointer.pause_ms > 0:
