@@ -34,7 +34,10 @@ class TorchEagerBackend:
         return intent.cpu().numpy(), slots.cpu().numpy()
 
     def info(self) -> BackendInfo:
-        return BackendInfo(self.name, str(self.device), "fp32", self._name)
+        device = str(self.device)
+        if self.device.type == "cuda":
+            device += f" {torch.cuda.get_device_name(self.device)}"
+        return BackendInfo(self.name, device, "fp32", self._name)
 
     def close(self) -> None:
         self._model = None  # type: ignore[assignment]

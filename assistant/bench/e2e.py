@@ -312,6 +312,13 @@ def run_sweep(options: E2EOptions, client_counts: Sequence[int]) -> list[dict[st
     return points
 
 
+def e2e_plot_title(machine: dict[str, Any], models: dict[str, str]) -> str:
+    where = machine["gpus"][0].split(",")[0] if machine.get("gpus") else f"{machine['cores']}-core {machine['cpu']}"
+    return (f"voice-to-action under load, {where}: faster-whisper {models.get('asr_model', '?')} "
+            f"({models.get('asr_device', '?')}), NLU {models.get('nlu_backend', '?')} "
+            f"{models.get('nlu_precision', '')}")
+
+
 def run_e2e_bench(args: Any) -> int:
     """The CLI's `bench e2e`: spawn a server (or use --url), run the sweep, print, write JSON and a plot."""
     from assistant.server.spawn import spawn_server
@@ -348,7 +355,5 @@ def run_e2e_bench(args: Any) -> int:
     if args.plot:
         from assistant.bench.plot import plot_e2e
 
-        asr = models.get("asr_model", "?")
-        plot_e2e(points, args.plot, f"voice-to-action under load, {machine['cores']}-core "
-                                    f"{machine['cpu']}, faster-whisper {asr}", aim_s=args.aim)
+        plot_e2e(points, args.plot, e2e_plot_title(machine, models), aim_s=args.aim)
     return 0 if all(p["keeps_up"] for p in points) else 3

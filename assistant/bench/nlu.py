@@ -116,7 +116,7 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
     if args.plot:
         from assistant.bench.plot import plot_backend_latency
 
-        gpu = next((d for d in devices.values() if d.startswith("cuda")), None)
+        gpu = next((d for d in devices.values() if d.startswith("cuda") and " " in d), None)  # "cuda:0 NAME"
         where = gpu.split(" ", 1)[-1] if gpu else f"{machine_info()['cpu']} ({machine_info()['cores']} cores)"
         plot_backend_latency([r.as_dict() for r in rows], args.plot, f"NLU backend call, {where}")
     if args.json:

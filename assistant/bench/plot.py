@@ -17,13 +17,15 @@ def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: s
     import matplotlib.pyplot as plt
 
     sizes = sorted({int(str(r["batch_size"])) for r in rows})
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.5 * len(sizes), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 3.8), squeeze=False)
     for ax, size in zip(axes[0], sizes, strict=True):
         chosen = [r for r in rows if r["batch_size"] == size]
         names = [f"{r['backend']}\n{r['precision']}" for r in chosen]
         p50 = [float(str(r["p50_ms"])) for r in chosen]
         p99 = [float(str(r["p99_ms"])) for r in chosen]
-        bars = ax.bar(names, p50, color=["#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974"][: len(chosen)])
+        palette = ["#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]
+        bars = ax.bar(names, p50, color=[palette[i % len(palette)] for i in range(len(chosen))])
+        ax.tick_params(axis="x", labelsize=7)
         ax.errorbar(names, p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p99, strict=True)]],
                     fmt="none", ecolor="black", capsize=4, label="p99")
         for bar, value in zip(bars, p50, strict=True):
