@@ -173,9 +173,15 @@ def _cmd_build_onnx(args: argparse.Namespace) -> int:
     from assistant.nlu.artifacts import ensure_meeting_model
     from assistant.nlu.precision_files import ensure_precision_file
 
+    from assistant.nlu.precision_files import PRECISIONS
+
+    wanted = [p.strip() for p in args.precision.split(",") if p.strip()]
+    unknown = [p for p in wanted if p not in PRECISIONS]
+    if unknown or not wanted:
+        raise ConfigError(f"--precision {args.precision!r}: precision must be one of {', '.join(PRECISIONS)}")
     model = ensure_meeting_model(_settings(args).cache_dir)
     report = {}
-    for precision in args.precision.split(","):
+    for precision in wanted:
         made = ensure_precision_file(model, precision, allow_rejected=True)
         report[precision] = {"onnx": str(made.onnx), **made.accuracy}
         fp32, own = made.accuracy["fp32"], made.accuracy.get(precision, made.accuracy["fp32"])

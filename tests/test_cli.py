@@ -84,6 +84,7 @@ def test_bad_input_gets_a_clear_result_per_line(tmp_path: Path) -> None:
     (["build-engine", "--profile", "batch=1:8"], "expected batch=MIN:OPT:MAX"),
     (["build-engine", "--profile", "width=1:2:3"], "the axis is batch or seq"),
     (["build-engine", "--profile", "batch=8:1:64"], "min <= opt <= max"),
+    (["build-onnx", "--precision", "fp16,fp8"], "precision must be one of fp32, fp16, int8"),
 ])
 def test_usage_errors_are_one_clear_line(args: list[str], message: str) -> None:
     proc = run_cli(*args)

@@ -44,6 +44,11 @@ class WhisperRecognizer:
         self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
         self._suppress = get_suppressed_tokens(self._tokenizer, [-1])
 
+    @property
+    def whisper(self) -> Any:
+        """The faster-whisper model itself (benchmarks compare against calling it directly)."""
+        return self._model
+
     def warm_up(self) -> float:
         """One decode of a second of silence; returns its seconds. On a GPU the first decode of a process
         compiles kernels (over 10 s on a fresh machine): better at start than on someone's first command."""

@@ -30,7 +30,7 @@ def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
     recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
     recognizer.warm_up()
     commands = [item.pcm for item in load_corpus(args.corpus) if item.rate == 16_000 and item.channels == 1]
-    raw = recognizer._model  # faster-whisper itself, the same loaded weights
+    raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 
     def alone(pcm: bytes) -> Any:
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
