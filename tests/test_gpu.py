@@ -126,3 +126,38 @@ def test_whisper_on_cuda_decodes_commands_that_end_together_in_one_call(settings
     texts = recognizer.transcribe_batch([pcms[0], pcms[1], bytes(32_000), pcms[0]])
     assert "everest" in texts[0].lower() and "denali" in texts[1].lower()
     assert texts[2] == "" and texts[3] == texts[0]
+
+
+def _tensorrt_ready() -> str | None:
+    """None when a TensorRT engine can be built and run here, else why not."""
+    if importlib.util.find_spec("tensorrt") is None:
+        return "TensorRT is not installed (it comes from NVIDIA: pip install tensorrt)"
+    if not _cuda_python_device():
+        return "cuda-python or a CUDA GPU is missing"
+    return None
+
+
+@pytest.mark.skipif(_tensorrt_ready() is not None, reason=str(_tensorrt_ready()))
+@pytest.mark.parametrize("precision", ["fp16", "int8"])
+def test_a_tensorrt_engine_understands_the_dev_split_as_onnx_runtime_does(meeting_model: NLUModel,
+                                                                          precision: str) -> None:
+    from assistant.nlu.precision_files import ensure_precision_file
+    from models.engine_build import build_engine
+
+    ensure_precision_file(meeting_model, precision)
+    shapes = ShapeProfile((1, 8, 32), (8, 32, 128))
+    plan, key, _ = build_engine(meeting_model.files, precision, shapes)
+    again, _, built_again = build_engine(meeting_model.files, precision, shapes)
+    assert again == plan and not built_again  # cached under its key
+    engine = create_backend("tensorrt", meeting_model.files, BackendOptions(precision, shapes=shapes))
+    assert engine.info().precision == precision and key.precision == precision
+    tokenizer = WordPieceTokenizer(meeting_model.tokenizer_file)
+    reference = create_backend("onnxruntime", meeting_model.files, BackendOptions("fp32"))
+    texts = _dev_texts(400)
+    ort, trt = (IntentSlotParser(b, tokenizer, meeting_model.labels, batch_size=48).parse_many(texts)
+                for b in (reference, engine))  # batch 48 > profile max 32: split by the backend
+    agree = sum(isinstance(a, Understanding) and isinstance(b, Understanding) and a.intent == b.intent
+                and [(s.name, s.text) for s in a.slots] == [(s.name, s.text) for s in b.slots]
+                for a, b in zip(ort, trt, strict=True))
+    assert agree >= 0.98 * len(texts)  # dev accuracy of these files is within 0.1 point of FP32
+    engine.close()
