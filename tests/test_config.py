@@ -4,7 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from assistant.config import DEFAULT_CONFIG, ASRSettings, AudioSettings, BookingSettings, NLUSettings, load_settings
+from assistant.config import (
+    DEFAULT_CONFIG,
+    ASRSettings,
+    AudioSettings,
+    BookingSettings,
+    NLUSettings,
+    ServingSettings,
+    load_settings,
+)
 from assistant.errors import ConfigError
 
 
@@ -14,6 +22,7 @@ def test_default_toml_states_the_code_defaults() -> None:
     assert data["booking"] == asdict(BookingSettings())
     assert data["audio"] == asdict(AudioSettings())
     assert data["asr"] == asdict(ASRSettings())
+    assert data["serving"] == asdict(ServingSettings())
 
 
 def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
@@ -49,3 +58,10 @@ def test_room_directory_has_the_default_rooms() -> None:
     assert {r["name"]: r["seats"] for r in rooms} == {
         "Everest": 12, "Kilimanjaro": 8, "Denali": 6, "Fuji": 4, "Matterhorn": 10, "Olympus": 20}
     assert all(isinstance(r["aliases"], list) for r in rooms)
+
+
+def test_the_gpu_config_loads_and_asks_for_the_gpu_path() -> None:
+    settings = load_settings(DEFAULT_CONFIG.parent / "gpu.toml", {"HOME": "/home/someone"})
+    assert settings.nlu.backend == "auto" and settings.asr.device == "cuda"
+    assert settings.asr.compute_type == "float16" and settings.serving.asr_max_batch > 1
+    assert settings.rooms_file == DEFAULT_CONFIG.parent / "rooms.toml"
