@@ -171,9 +171,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_build_onnx(args: argparse.Namespace) -> int:
     from assistant.nlu.artifacts import ensure_meeting_model
-    from assistant.nlu.precision_files import ensure_precision_file
-
-    from assistant.nlu.precision_files import PRECISIONS
+    from assistant.nlu.precision_files import PRECISIONS, ensure_precision_file
 
     wanted = [p.strip() for p in args.precision.split(",") if p.strip()]
     unknown = [p for p in wanted if p not in PRECISIONS]
