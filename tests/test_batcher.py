@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
 
 import pytest
 
@@ -27,45 +26,34 @@ class Recorder:
         return [item.upper() for item in items]
 
 
-def _results(futures: list[Future[str]]) -> list[str]:
-    return [f.result(timeout=5) for f in futures]
+def _queued_behind_a_busy_worker(max_batch: int, queued: list[tuple[str, int]]) -> tuple[list[str], Recorder]:
+    """"first" occupies the worker; `queued` (item, priority) arrive meanwhile; then the worker is released.
+    Returns every result in submission order and the recorder of batches."""
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=max_batch))
+    futures = [batcher.submit("first")]
+    assert model.entered.wait(5)  # the worker is busy with "first" alone
+    futures += [batcher.submit(item, priority) for item, priority in queued]
+    model.hold.set()
+    results = [f.result(timeout=5) for f in futures]
+    batcher.close()
+    return results, model
 
 
 def test_requests_that_queue_while_the_worker_is_busy_run_as_one_batch() -> None:
-    model = Recorder()
-    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=8))
-    first = batcher.submit("a")
-    assert model.entered.wait(5)  # the worker is busy with "a" alone
-    rest = [batcher.submit(x) for x in "bcde"]
-    model.hold.set()
-    assert _results([first, *rest]) == ["A", "B", "C", "D", "E"]
-    assert model.batches == [["a"], ["b", "c", "d", "e"]]
-    batcher.close()
+    results, model = _queued_behind_a_busy_worker(8, [(x, 0) for x in "bcde"])
+    assert results == ["FIRST", "B", "C", "D", "E"]
+    assert model.batches == [["first"], ["b", "c", "d", "e"]]
 
 
 def test_a_batch_never_exceeds_max_batch() -> None:
-    model = Recorder()
-    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=3))
-    first = batcher.submit("a")
-    assert model.entered.wait(5)
-    rest = [batcher.submit(x) for x in "bcdefg"]
-    model.hold.set()
-    _results([first, *rest])
+    _, model = _queued_behind_a_busy_worker(3, [(x, 0) for x in "bcdefg"])
     assert [len(b) for b in model.batches] == [1, 3, 3]
-    batcher.close()
 
 
 def test_higher_priority_runs_first_and_priorities_never_share_a_batch() -> None:
-    model = Recorder()
-    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=8))
-    first = batcher.submit("x")
-    assert model.entered.wait(5)
-    partials = [batcher.submit(p, priority=1) for p in ("p1", "p2")]
-    finals = [batcher.submit(f, priority=0) for f in ("f1", "f2")]
-    model.hold.set()
-    _results([first, *partials, *finals])
-    assert model.batches == [["x"], ["f1", "f2"], ["p1", "p2"]]
-    batcher.close()
+    _, model = _queued_behind_a_busy_worker(8, [("p1", 1), ("p2", 1), ("f1", 0), ("f2", 0)])
+    assert model.batches == [["first"], ["f1", "f2"], ["p1", "p2"]]
 
 
 def test_an_idle_worker_waits_up_to_the_delay_for_company() -> None:
@@ -75,7 +63,7 @@ def test_an_idle_worker_waits_up_to_the_delay_for_company() -> None:
     a = batcher.submit("a")
     time.sleep(0.05)  # well inside the 300 ms delay: "b" joins "a"
     b = batcher.submit("b")
-    assert _results([a, b]) == ["A", "B"]
+    assert [a.result(timeout=5), b.result(timeout=5)] == ["A", "B"]
     assert model.batches == [["a", "b"]]
     batcher.close()
 
