@@ -1,6 +1,6 @@
 """The GPU path on a real GPU: the cuda-python layer, the torch-CUDA graph backend against ONNX Runtime, and
 faster-whisper's batched decode on CUDA. Everything here skips, saying why, on a machine without a GPU (CI);
-it runs on the GPU machine (docs/benchmarks/README.md says how)."""
+it runs on the GPU machine (DEVELOPERS.md says how)."""
 
 from __future__ import annotations
 
