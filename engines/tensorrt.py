@@ -51,10 +51,6 @@ class EngineKey:
     def folder(self, root: Path) -> Path:
         return root / f"{self.precision}-{self.digest()}"
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> EngineKey:
-        return cls(**{**data, "batch": tuple(data["batch"]), "seq": tuple(data["seq"])})
-
 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()

@@ -17,14 +17,15 @@ import numpy as np
 
 from assistant.asr.models import whisper_model_dir
 
-__all__ = ["WhisperRecognizer"]
+__all__ = ["WhisperRecognizer", "float_audio"]
 
 # faster-whisper's defaults for dropping a segment as non-speech: both must hold
 _NO_SPEECH_PROB = 0.6
 _LOG_PROB = -1.0
 
 
-def _float_audio(pcm16k: bytes) -> np.ndarray:
+def float_audio(pcm16k: bytes) -> np.ndarray:
+    """16-bit PCM as the float32 samples in [-1, 1) faster-whisper takes."""
     return np.frombuffer(pcm16k, dtype="<i2").astype(np.float32) / 32768.0
 
 
@@ -59,7 +60,7 @@ class WhisperRecognizer:
         return took
 
     def transcribe(self, pcm16k: bytes) -> str:
-        segments, _ = self._model.transcribe(_float_audio(pcm16k), beam_size=self._beam_size, language="en",
+        segments, _ = self._model.transcribe(float_audio(pcm16k), beam_size=self._beam_size, language="en",
                                              condition_on_previous_text=False, without_timestamps=True,
                                              vad_filter=False)
         return " ".join(s.text.strip() for s in segments).strip()
@@ -71,7 +72,7 @@ class WhisperRecognizer:
             return [self.transcribe(pcms[0])]
         from faster_whisper.audio import pad_or_trim
 
-        features = np.stack([pad_or_trim(self._model.feature_extractor(_float_audio(p))) for p in pcms])
+        features = np.stack([pad_or_trim(self._model.feature_extractor(float_audio(p))) for p in pcms])
         encoded = self._model.encode(features)
         results = self._model.model.generate(
             encoded, [list(self._prompt) for _ in pcms], beam_size=self._beam_size,

@@ -12,7 +12,6 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from assistant.bench.e2e import load_corpus
@@ -23,7 +22,7 @@ __all__ = ["run_asr_bench"]
 
 
 def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
-    from assistant.asr.whisper import WhisperRecognizer
+    from assistant.asr.whisper import WhisperRecognizer, float_audio
 
     asr = settings.asr
     model = args.asr_model or asr.model
@@ -33,9 +32,8 @@ def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 
     def alone(pcm: bytes) -> Any:
-        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
-        segments, _ = raw.transcribe(audio, beam_size=asr.beam_size, language="en", condition_on_previous_text=False,
-                                     without_timestamps=True, vad_filter=False)
+        segments, _ = raw.transcribe(float_audio(pcm), beam_size=asr.beam_size, language="en",
+                                     condition_on_previous_text=False, without_timestamps=True, vad_filter=False)
         return list(segments)
 
     timings: dict[str, list[float]] = {"faster-whisper alone": [], "recognizer, 1 command": [],
@@ -69,5 +67,3 @@ def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
             "rows": [{"path": name, **s.as_dict()} for name, s in stats.items()],
         })
     return 0
-
-

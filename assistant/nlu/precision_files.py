@@ -66,19 +66,19 @@ def _build(model: NLUModel, precision: str, out: Path) -> None:
     from models.precision import to_fp16, to_int8_qdq
 
     tokenizer = WordPieceTokenizer(model.tokenizer_file)
+    generator = GeneratorConfig(**model.manifest["generator"])  # the model's own: same template split, same dev
     target = out / "model.onnx"
     if precision == "fp16":
         _say("converting to FP16 (LayerNorm, Softmax, reductions and GELU's Erf stay FP32)")
         to_fp16(model.files.onnx_fp32, target)
     else:
-        generator = GeneratorConfig(**model.manifest["generator"])
         # Calibration requests come from the training templates with their own seed: never the dev requests.
         train_templates, _ = split_templates(generator.seed, generator.dev_template_fraction)
         requests = generate(train_templates, CALIBRATION_REQUESTS, random.Random(generator.seed + 1009))
         _say(f"calibrating INT8 Q/DQ on {len(requests)} generated requests")
         to_int8_qdq(model.files.onnx_fp32, target, tokenizer.tokenize([r.text for r in requests]), tokenizer)
     _say(f"checking {precision} against FP32 on the dev split with ONNX Runtime")
-    _, dev = generate_splits(GeneratorConfig(**model.manifest["generator"]))
+    _, dev = generate_splits(generator)
     scores = _dev_scores(model, target, dev, tokenizer)
     fp32 = model.manifest["dev"]["onnx_fp32"]
     drop = {key: round(fp32[key] - scores[key], 2) for key in ("intent_accuracy", "slot_f1")}

@@ -59,15 +59,8 @@ class DynamicBatcher(Generic[In, Out]):
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
-        self.busy = False  # a batch is running now
         self._thread = threading.Thread(target=self._loop, name=f"batcher-{name}", daemon=True)
         self._thread.start()
-
-    @property
-    def pending(self) -> int:
-        """Requests waiting or running."""
-        with self._cond:
-            return len(self._queue) + (1 if self.busy else 0)
 
     def submit(self, item: In, priority: int = 0) -> Future[Out]:
         future: Future[Out] = Future()
@@ -93,17 +86,10 @@ class DynamicBatcher(Generic[In, Out]):
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            top = self._queue[0].priority
+            top = self._queue[0].priority  # the heap's head: the most urgent kind waiting
             batch: list[_Request[In, Out]] = []
-            keep: list[_Request[In, Out]] = []
-            while self._queue and len(batch) < self.policy.max_batch:
-                request = heapq.heappop(self._queue)
-                (batch if request.priority == top else keep).append(request)
-                if request.priority != top:
-                    break  # the heap is ordered: nothing after it has the top priority
-            for request in keep:
-                heapq.heappush(self._queue, request)
-            self.busy = True
+            while self._queue and len(batch) < self.policy.max_batch and self._queue[0].priority == top:
+                batch.append(heapq.heappop(self._queue))
             return batch
 
     def _loop(self) -> None:
@@ -126,8 +112,6 @@ class DynamicBatcher(Generic[In, Out]):
                     if not request.future.done():
                         request.future.set_exception(exc)
             finally:
-                with self._cond:
-                    self.busy = False
                 if live and self._on_batch is not None:
                     self._on_batch(batch[0].priority, len(live), time.perf_counter() - started)
 
