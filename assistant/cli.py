@@ -118,6 +118,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from assistant.server.session import Engines
 
     asr, audio, serving = settings.asr, settings.audio, settings.serving
+    from assistant.event_loop import loop_factory
+
+    try:  # refused before minutes of model loading, not after
+        loop_factory(serving.event_loop)
+    except (ValueError, ImportError) as exc:
+        raise ConfigError(f"[serving] event_loop: {exc}") from exc
     if asr.device == "cuda":
         from assistant.asr.cuda_libs import reexec_with_cublas12_links
 

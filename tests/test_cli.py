@@ -104,3 +104,11 @@ def test_build_engine_without_tensorrt_says_where_to_get_it() -> None:
     proc = run_cli("build-engine", "--precision", "fp16")
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
     assert "building an engine needs tensorrt" in proc.stderr.decode()
+
+
+def test_serve_refuses_an_unknown_event_loop_before_loading_anything(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text('[serving]\nevent_loop = "trio"\n')
+    proc = run_cli("serve", "--config", str(config), "--port", "0")
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert "[serving] event_loop: event loop must be one of auto, uvloop, asyncio" in proc.stderr.decode()
