@@ -1,12 +1,13 @@
 # The two set-up commands of the README, and the pieces they are made of.
 #   make run   installs everything (CPU) and runs the main job on the embedded default: the voice server
-#   make test  installs what the tests need and runs the whole suite
+#   make test  installs what the tests need, runs the checks (ruff, mypy) and the whole suite in a shuffled order
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 TEXT ?= book everest tomorrow at 9 for an hour
 HOST ?= 127.0.0.1
 PORT ?= 8765
+PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
 .PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e
 
@@ -43,8 +44,8 @@ run: install
 parse: install
 	$(VENV)/bin/assistant parse "$(TEXT)"
 
-test: install-test
-	$(PY) -m pytest
+test: lint
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-test
 	$(VENV)/bin/ruff check assistant engines models tests

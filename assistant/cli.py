@@ -82,15 +82,16 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     fixed_now = _reference_time(args.now, args.tz, settings)
     if (args.file is None) == (args.text is None):
         raise ConfigError("give either TEXT or --file PATH|- (not both)")
-    from assistant.nlu.loader import build_text_pipeline  # after argument checks: loading may build the model
+    from assistant.text_pipeline import Turn
+    from assistant.wiring import build_text_pipeline  # after argument checks: loading may build the model
 
-    pipeline = build_text_pipeline(settings, args.store, verbose=args.verbose, commit=args.commit)
+    pipeline = build_text_pipeline(settings, args.store, commit=args.commit, verbose=args.verbose)
     conversation = args.conversation or f"cli-{uuid.uuid4().hex[:12]}"
 
     def emit(texts: Sequence[str]) -> None:
         now = fixed_now if args.now else datetime.now(fixed_now.tzinfo)
-        for record in pipeline.handle(texts, conversation, now, commit=args.commit):
-            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for outcome in pipeline.act_many([Turn(t, conversation, now) for t in texts], commit=args.commit):
+            sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
     if args.text is not None:
@@ -109,39 +110,13 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    from assistant.asr.whisper import WhisperRecognizer
-    from assistant.audio.endpointer import EndpointerConfig
-    from assistant.nlu.loader import build_text_pipeline
     from assistant.server.app import run_server
-    from assistant.server.batcher import BatchPolicy
-    from assistant.server.session import Engines
+    from assistant.wiring import build_voice_server, check_serving
 
-    asr, audio, serving = settings.asr, settings.audio, settings.serving
-    from assistant.event_loop import loop_factory
-
-    try:  # refused before minutes of model loading, not after
-        loop_factory(serving.event_loop)
-    except (ValueError, ImportError) as exc:
-        raise ConfigError(f"[serving] event_loop: {exc}") from exc
-    if asr.device == "cuda":
-        from assistant.asr.cuda_libs import reexec_with_cublas12_links
-
-        reexec_with_cublas12_links(settings.cache_dir)  # before anything loads CTranslate2
-    pipeline = build_text_pipeline(settings, args.store, verbose=True, commit=True)
-    model = args.asr_model or asr.model
-    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
-    print(f"[asr] faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size})", file=sys.stderr)
-    recognizer.warm_up()  # the first decode pays for allocation (and on a GPU, kernel compilation)
-    endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
-                                  min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
-    asr_policy = BatchPolicy(serving.asr_max_batch, serving.asr_max_delay_us)
-    nlu_policy = BatchPolicy(serving.nlu_max_batch, serving.nlu_max_delay_us)
-    print(f"[serve] batching: asr up to {asr_policy.max_batch} (wait {asr_policy.max_delay_us} us), "
-          f"nlu up to {nlu_policy.max_batch} (wait {nlu_policy.max_delay_us} us)", file=sys.stderr)
-    engines = Engines(recognizer, pipeline, endpointer, audio.vad_aggressiveness, audio.partial_interval_ms,
-                      audio.partial_budget_ms, asr_policy, nlu_policy)
-    run_server(engines, args.host, args.port, serving.event_loop)
+    settings = _settings(args)
+    check_serving(settings)  # refused before minutes of model loading, not after
+    server = build_voice_server(settings, args.store, args.asr_model)
+    run_server(server.workers, server.stream, args.host, args.port, settings.serving.event_loop)
     return 0
 
 
@@ -167,40 +142,42 @@ def _cmd_mic(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from assistant.nlu.artifacts import ensure_meeting_model
+    from assistant.wiring import meeting_model
 
-    model = ensure_meeting_model(_settings(args).cache_dir, rebuild=args.force)
+    model = meeting_model(_settings(args), rebuild=args.force)
     print(json.dumps({"folder": str(model.folder), "dev": model.manifest["dev"],
                       "int8_kept": model.manifest["int8_kept"]}, indent=2))
     return 0
 
 
 def _cmd_build_onnx(args: argparse.Namespace) -> int:
-    from assistant.nlu.artifacts import ensure_meeting_model
-    from assistant.nlu.precision_files import PRECISIONS, ensure_precision_file
+    from assistant.wiring import meeting_model
+    from models.accuracy_gate import MAX_DROP_POINTS
+    from models.precision_files import PRECISIONS, ensure_precision_file
 
     wanted = [p.strip() for p in args.precision.split(",") if p.strip()]
     unknown = [p for p in wanted if p not in PRECISIONS]
     if unknown or not wanted:
         raise ConfigError(f"--precision {args.precision!r}: precision must be one of {', '.join(PRECISIONS)}")
-    model = ensure_meeting_model(_settings(args).cache_dir)
+    model = meeting_model(_settings(args))
     report = {}
     for precision in wanted:
         made = ensure_precision_file(model, precision, allow_rejected=True)
         report[precision] = {"onnx": str(made.onnx), **made.accuracy}
         fp32, own = made.accuracy["fp32"], made.accuracy.get(precision, made.accuracy["fp32"])
-        verdict = "accepted" if made.accuracy.get("accepted", True) else "REJECTED (drop >= 1 point)"
+        verdict = ("accepted" if made.accuracy.get("accepted", True)
+                   else f"REJECTED (a drop of more than {MAX_DROP_POINTS} points)")
         print(f"{precision}: intent accuracy {own['intent_accuracy']:.2f} (fp32 {fp32['intent_accuracy']:.2f}), "
               f"slot F1 {own['slot_f1']:.2f} (fp32 {fp32['slot_f1']:.2f}), {verdict}; {made.onnx}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"model": model.manifest["key"], "split": "dev",
+        args.json.write_text(json.dumps({"model": model.key, "split": "dev",
                                          "runtime": "onnxruntime (CPU)", "files": report}, indent=2) + "\n")
     return 0
 
 
 def _profile(settings: Settings, overrides: list[str]) -> ShapeProfile:
-    from assistant.nlu.loader import shape_profile
+    from assistant.wiring import shape_profile
 
     profile = shape_profile(settings)
     for item in overrides:
@@ -222,8 +199,8 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
     import importlib.util
 
     from assistant.errors import BackendUnavailable
-    from assistant.nlu.artifacts import ensure_meeting_model
-    from assistant.nlu.precision_files import ensure_precision_file
+    from assistant.wiring import meeting_model
+    from models.precision_files import ensure_precision_file
 
     settings = _settings(args)
     shapes = _profile(settings, args.profile)
@@ -231,7 +208,7 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
                           ("cuda", "pip install -e '.[gpu]' (cuda-python)")):
         if importlib.util.find_spec(package) is None:
             raise BackendUnavailable(f"building an engine needs {package}: {hint}")
-    model = ensure_meeting_model(settings.cache_dir)
+    model = meeting_model(settings)
     ensure_precision_file(model, args.precision)  # refuses a precision that failed its accuracy check
     from models.engine_build import build_engine
 
@@ -240,39 +217,55 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _counts(flag: str, text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(c) for c in text.split(",") if c.strip())
+    except ValueError:
+        counts = ()
+    if not counts or min(counts) < 1:
+        raise ConfigError(f"{flag} {text!r}: give positive whole numbers separated by commas, like 1,2,4,8")
+    return counts
+
+
 def _cmd_bench_asr(args: argparse.Namespace) -> int:
-    from assistant.bench.asr import run_asr_bench
+    from assistant.bench.asr import ASRBenchOptions, run_asr_bench
 
     settings = _settings(args)
     if settings.asr.device == "cuda":
         from assistant.asr.cuda_libs import reexec_with_cublas12_links
 
         reexec_with_cublas12_links(settings.cache_dir)
-    return run_asr_bench(settings, args)
+    return run_asr_bench(settings, ASRBenchOptions(args.corpus, args.asr_model, args.batch, args.rounds, args.json))
 
 
 def _cmd_bench_nlu(args: argparse.Namespace) -> int:
-    from assistant.bench.nlu import run_nlu_bench
+    from assistant.bench.nlu import NLUBenchOptions, run_nlu_bench
 
-    return run_nlu_bench(_settings(args), args)
+    backends = tuple((name, precision or "auto") for name, _, precision in
+                     (spec.strip().partition(":") for spec in args.backends.split(",") if spec.strip()))
+    options = NLUBenchOptions(backends, _counts("--batch-sizes", args.batch_sizes), args.seconds, args.threads,
+                              args.json, args.plot)
+    return run_nlu_bench(_settings(args), options)
 
 
 def _cmd_bench_voice(args: argparse.Namespace) -> int:
-    from assistant.bench.voice import run_voice_bench
+    from assistant.bench.voice import VoiceBenchOptions, run_voice_bench
 
-    return run_voice_bench(args)
+    return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json))
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
-    from assistant.bench.e2e import run_e2e_bench
+    from assistant.bench.e2e import E2EBenchOptions, run_e2e_bench
 
-    return run_e2e_bench(args)
+    return run_e2e_bench(E2EBenchOptions(
+        _counts("--clients", str(args.clients)), args.corpus, args.duration, args.max_wait, args.seed, args.url,
+        args.asr_model, args.store, args.config, args.aim, args.json, args.plot))
 
 
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
-    from models.atis import run_atis_benchmark
+    from models.atis import AtisBenchOptions, run_atis_benchmark
 
-    return run_atis_benchmark(args)
+    return run_atis_benchmark(AtisBenchOptions(args.epochs, args.json))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -353,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
     corpus = Path(__file__).resolve().parent.parent / "tests" / "data" / "corpus"
     voice.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
     voice.add_argument("--url", help="an already running server (default: start one with a throwaway store)")
-    voice.add_argument("--store", help="booking file for the spawned server (default: a throwaway one)")
+    voice.add_argument("--store", type=Path, help="booking file for the spawned server (default: a throwaway one)")
     voice.add_argument("--json", type=Path, help="write the report here")
     voice.set_defaults(func=_cmd_bench_voice)
 
@@ -378,7 +371,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="a result later than this after the end of the request's audio counts as lost")
     e2e.add_argument("--seed", type=int, default=0, help="seeds the clients' choices, offsets and pauses")
     e2e.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="speech model of the spawned server")
-    e2e.add_argument("--store", help="booking file for the spawned server (default: a throwaway one)")
+    e2e.add_argument("--store", type=Path, help="booking file for the spawned server (default: a throwaway one)")
     e2e.add_argument("--aim", type=float, default=1.5, help="p95 aim in seconds, drawn on the plot")
     e2e.add_argument("--json", type=Path, help="write the report here")
     e2e.add_argument("--plot", type=Path, help="write a PNG here")

@@ -4,12 +4,15 @@
     ├── ConfigError                a config file or option is wrong
     ├── ModelUnavailable           an artifact cannot be made or loaded (missing package, no torch to train)
     ├── BackendUnavailable         an inference backend cannot run here (package, engine file or GPU missing)
-    └── InputError                 a request is unusable (empty, too long); carries a stable `code`
+    └── InputError                 a request is unusable (empty, too long, bad audio); carries a stable `code`
+        └── ProtocolError          a client message breaks the websocket protocol (docs/protocol.md)
+
+Every InputError a client causes becomes an `error` event with its code; the connection goes on.
 """
 
 from __future__ import annotations
 
-__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError"]
+__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError", "ProtocolError"]
 
 
 class AssistantError(Exception):
@@ -33,3 +36,7 @@ class InputError(AssistantError):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class ProtocolError(InputError):
+    """A client message that breaks the protocol (malformed, out of order, too large)."""

@@ -2,7 +2,10 @@
 
 Client -> server: a JSON `start`, then binary audio frames (pcm_s16le), then a JSON `stop`.
 Server -> client: JSON events `ready`, `speech_start`, `speech_end`, `partial`, `transcript`, `intent`, `result`,
-`latency`, `error`. Every server event carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
+`latency`, `error`. Every message carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
+
+Both sides use this module: the server decodes client messages and writes events, the clients (send, mic, the
+load benchmark) write `start`/`stop` and read events, so the two can only disagree in one place.
 """
 
 from __future__ import annotations
@@ -11,23 +14,16 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from assistant.errors import ProtocolError
+
 __all__ = [
-    "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "ProtocolError", "Start", "Stop", "Audio", "ClientMessage",
+    "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "Start", "Stop", "Audio", "ClientMessage",
     "decode_client", "ServerEvent", "Ready", "SpeechStart", "SpeechEnd", "Partial", "Transcript", "IntentEvent",
-    "ResultEvent", "Latency", "ErrorEvent", "decode_server",
+    "ResultEvent", "Latency", "ErrorEvent", "decode_server", "server_event",
 ]
 
 PROTOCOL_VERSION = 1
 MAX_TEXT_MESSAGE = 16 * 1024  # a control message is small; anything bigger is a client bug
-
-
-class ProtocolError(Exception):
-    """A client message that breaks the protocol; becomes an `error` event with this code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 # ---- client -> server ------------------------------------------------------------------------------------
@@ -40,10 +36,16 @@ class Start:
     now: str | None = None  # ISO 8601 reference time, for reproducible tests
     conversation_id: str | None = None
 
+    def to_wire(self) -> str:
+        """The client's side of the codec; fields left unset are left out."""
+        values = {k: v for k, v in asdict(self).items() if v is not None}
+        return json.dumps({"type": "start", "protocol": PROTOCOL_VERSION, **values}, ensure_ascii=False)
+
 
 @dataclass(frozen=True)
 class Stop:
-    pass
+    def to_wire(self) -> str:
+        return json.dumps({"type": "stop", "protocol": PROTOCOL_VERSION})
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,11 @@ def decode_client(message: str | bytes) -> ClientMessage:
 class ServerEvent:
     type: ClassVar[str] = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "protocol": PROTOCOL_VERSION, **asdict(self)}
+
     def to_wire(self) -> str:
-        return json.dumps({"type": self.type, "protocol": PROTOCOL_VERSION, **asdict(self)}, ensure_ascii=False)
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -169,11 +174,25 @@ _SERVER_EVENTS: dict[str, type[ServerEvent]] = {
 }
 
 
-def decode_server(message: str) -> ServerEvent:
-    """A server event back from the wire (clients and tests)."""
-    data = json.loads(message)
+def decode_server(message: str | bytes) -> ServerEvent:
+    """A server event back from the wire (clients and tests). Fields a newer server adds are ignored; an event
+    this client does not know, or a malformed one, raises ProtocolError."""
+    try:
+        data = json.loads(message)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError("bad_json", f"a server message is not JSON: {exc.msg}") from exc
+    return server_event(data)
+
+
+def server_event(data: object) -> ServerEvent:
+    """A server event from its decoded JSON object (a line that `assistant send` printed, say)."""
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", "a server message must be a JSON object with a \"type\"")
     cls = _SERVER_EVENTS.get(data.get("type", ""))
     if cls is None:
         raise ProtocolError("unknown_type", f"unknown server event {data.get('type')!r}")
     names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names})
+    except TypeError as exc:  # a required field is missing
+        raise ProtocolError("bad_message", f"server event {cls.type!r}: {exc}") from exc

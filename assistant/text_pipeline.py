@@ -1,48 +1,114 @@
-"""Text -> result: the order of the text stages in one place.
+"""Text -> outcome: the order of the text stages in one place, for `assistant parse` and the voice server alike.
 
     text -> NLU (intent + slots) -> dialogue state (clarify / confirm / undo) -> normalizer -> dispatcher -> store
 
-The voice server runs the same pipeline after speech recognition.
+`act_many` takes turns (of one conversation, or of many: the voice server batches every session's utterances
+into one model call) and returns one typed `TurnOutcome` per turn, in order. A turn that fails carries its
+failure; the others are unaffected. Outcomes are turned into JSON only where they are written (the CLI's lines,
+the server's events).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from assistant.booking.dialogue import Dialogue
-from assistant.booking.results import Rejected
-from assistant.nlu.parser import IntentSlotParser, ParseFailure, Understanding
+from assistant.booking.results import Rejected, Result
+from assistant.booking.rooms import Room, RoomDirectory
+from assistant.booking.store import Booking, BookingStore
+from assistant.domain import OUT_OF_SCOPE
+from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
+from engines.base import BackendInfo
 
-__all__ = ["TextPipeline"]
+__all__ = ["Turn", "TurnOutcome", "DayBookings", "TextPipeline"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One thing a person said (typed, or recognized from speech) in a conversation, at a reference time."""
+
+    text: str
+    conversation: str
+    now: datetime  # aware; "tomorrow" and "at 9" are read against it
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """What became of one turn: what was understood and the result, or why the turn failed."""
+
+    turn: Turn
+    understood: Understanding | ParseFailure
+    result: Result | None  # None only when the dialogue step failed (then `failure` says why)
+    failure: Exception | None = None
+
+    @property
+    def intent(self) -> str:
+        return self.understood.intent if isinstance(self.understood, Understanding) else OUT_OF_SCOPE
+
+    @property
+    def confidence(self) -> float:
+        return self.understood.confidence if isinstance(self.understood, Understanding) else 0.0
+
+    @property
+    def slots(self) -> tuple[SlotValue, ...]:
+        return self.understood.slots if isinstance(self.understood, Understanding) else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `assistant parse` line: what was understood, then `result` (or `error` when the turn failed)."""
+        record = self.understood.to_dict()
+        if self.result is not None:
+            record["result"] = self.result.to_dict()
+        else:
+            record["error"] = {"code": "internal", "message": f"{type(self.failure).__name__}: {self.failure}"}
+        return record
+
+
+@dataclass(frozen=True)
+class DayBookings:
+    """The rooms and one day's bookings in a time zone (the browser demo's day view)."""
+
+    day: date
+    zone: ZoneInfo
+    rooms: tuple[Room, ...]
+    bookings: tuple[Booking, ...]  # by start time
 
 
 @dataclass
 class TextPipeline:
     parser: IntentSlotParser
     dialogue: Dialogue
+    store: BookingStore  # the dialogue's store: read for the day view; one worker thread touches it
+    rooms: RoomDirectory
 
-    def handle(self, texts: Sequence[str], conversation_id: str, now: datetime, *, commit: bool
-               ) -> list[dict[str, Any]]:
-        """One JSON-ready object per text, in order; the texts are turns of one conversation."""
-        return [self.act(understood, conversation_id, now, commit=commit)
-                for understood in self.parser.parse_many(texts)]
+    @property
+    def backend(self) -> BackendInfo:
+        return self.parser.backend.info()
 
-    def act(self, understood: Understanding | ParseFailure, conversation_id: str, now: datetime, *, commit: bool
-            ) -> dict[str, Any]:
-        """The dialogue step for one parsed text. The voice server parses many conversations' texts in one
-        model call (parser.parse_many), then acts on each in turn."""
-        record = understood.to_dict()
+    def act_many(self, turns: Sequence[Turn], *, commit: bool) -> list[TurnOutcome]:
+        """Understand every turn in one batched model call, then act on each in order (turns of one
+        conversation build on each other). A dialogue step that raises fails its own turn only."""
+        understood = self.parser.parse_many([t.text for t in turns])
+        return [self._act(turn, parsed, commit) for turn, parsed in zip(turns, understood, strict=True)]
+
+    def _act(self, turn: Turn, understood: Understanding | ParseFailure, commit: bool) -> TurnOutcome:
         if isinstance(understood, ParseFailure):
-            record["result"] = Rejected(understood.message).to_dict()
-            return record
+            return TurnOutcome(turn, understood, Rejected(understood.message))
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
         guess = understood.guess
-        if guess is not None and self.dialogue.expects_answer(conversation_id):
-            # "at 3 pm" alone is a weak request but a fine answer to "At what time?"
-            intent, slots = guess.intent, [(s.name, s.text) for s in guess.slots]
-        result = self.dialogue.turn(conversation_id, understood.text, intent, slots, now, commit=commit)
-        record["result"] = result.to_dict()
-        return record
+        try:
+            if guess is not None and self.dialogue.expects_answer(turn.conversation):
+                # "at 3 pm" alone is a weak request but a fine answer to "At what time?"
+                intent, slots = guess.intent, [(s.name, s.text) for s in guess.slots]
+            result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now, commit=commit)
+        except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
+            return TurnOutcome(turn, understood, None, exc)
+        return TurnOutcome(turn, understood, result)
+
+    def day(self, day: date, zone: ZoneInfo) -> DayBookings:
+        start = datetime.combine(day, time(0), zone)
+        found = self.store.bookings(start, start + timedelta(days=1))
+        return DayBookings(day, zone, tuple(self.rooms.rooms), tuple(sorted(found, key=lambda b: b.start)))

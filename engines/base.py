@@ -36,7 +36,7 @@ class JointModelFiles:
     def gpu_onnx(self, precision: str) -> Path:
         """The ONNX file that carries `precision` for TensorRT (strongly typed: precision lives in the file).
         fp32 is the export itself; fp16 and int8 (Q/DQ) are derived files in sibling folders
-        (assistant.nlu.precision_files makes them)."""
+        (models/precision_files.py makes them)."""
         if precision == "fp32":
             return self.onnx_fp32
         return self.folder.parent / f"{self.folder.name}.{precision}" / "model.onnx"

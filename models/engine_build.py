@@ -2,7 +2,7 @@
 optimization profile over batch and sequence, a timing cache kept between builds, progress shown.
 
 Strongly typed (the only mode TensorRT 11 has, and available in 10): every layer runs in the type the ONNX file
-gives it, so FP16 and INT8 come from the file (assistant.nlu.precision_files), never from builder flags.
+gives it, so FP16 and INT8 come from the file (models/precision_files.py), never from builder flags.
 Runs on the machine that will serve (engines are specific to TensorRT version and GPU); never at server start.
 """
 

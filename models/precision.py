@@ -13,7 +13,7 @@ builder flags. So the GPU precisions are separate ONNX files made here, on any C
   INT8 error) and the two heads stay in float. Symmetric scales and no INT32 bias, the Q/DQ form TensorRT fuses.
 
 These files are not part of the model recipe: they are derived from model.onnx and cached beside it by
-assistant.nlu.precision_files, with their accuracy against FP32 measured there.
+models/precision_files.py, with their accuracy against FP32 measured there (the gate: models/accuracy_gate.py).
 """
 
 from __future__ import annotations

@@ -22,10 +22,11 @@ from assistant.nlu.labels import LabelSet
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions, JointModelFiles
 from engines.onnxruntime import OnnxRuntimeBackend
+from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
 from models.datagen.generator import GeneratorConfig, generate_splits
 from models.encoder import encoder_dir
 from models.export import export_onnx, max_abs_difference
-from models.quantize import MAX_DROP_POINTS, quantize_int8
+from models.quantize import quantize_int8
 from models.train import evaluate, featurize, torch_runner, train_joint_model
 from models.train_config import TrainConfig
 
@@ -78,8 +79,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
                                  files.encoder_config, files.num_intents, files.num_slot_labels)
     int8_scores = evaluate(OnnxRuntimeBackend(int8_files, BackendOptions("int8")).run, dev_features, tokenizer,
                            labels)
-    int8_ok = (fp32_scores.intent_accuracy - int8_scores.intent_accuracy <= MAX_DROP_POINTS
-               and fp32_scores.slot_f1 - int8_scores.slot_f1 <= MAX_DROP_POINTS)
+    int8_ok = accepted(drops(fp32_scores.as_dict(), int8_scores.as_dict()))
     _say(f"INT8: {int8_scores.line()} -> {'kept' if int8_ok else 'dropped (accuracy gate)'}")
     if not int8_ok:
         (out_dir / "model.int8.onnx").unlink()

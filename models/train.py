@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,8 @@ from models.example import Example
 from models.metrics import Scores, score
 from models.train_config import TrainConfig
 
-__all__ = ["TrainConfig", "Feature", "featurize", "train_joint_model", "evaluate", "torch_runner"]
+__all__ = ["TrainConfig", "Feature", "featurize", "train_joint_model", "deterministic_kernels", "evaluate",
+           "torch_runner"]
 
 IGNORE = -100  # loss ignores non-first sub-tokens, [CLS], [SEP] and padding
 
@@ -57,8 +59,27 @@ def _tensors(batch: Sequence[Feature], tokenizer: WordPieceTokenizer, labels: La
             torch.from_numpy(slot_targets))
 
 
+@contextmanager
+def deterministic_kernels() -> Iterator[None]:
+    """Every op on a deterministic kernel, or an error instead of a silent difference: with the same seed, data
+    and thread count, training gives the same weights bit for bit (the model cache and the README's numbers
+    rely on it). On a CPU none of the ops used here changes its numbers under this setting."""
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
 def train_joint_model(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer,
                       labels: LabelSet, config: TrainConfig, desc: str = "training") -> JointIntentSlotModel:
+    with deterministic_kernels():
+        return _train(encoder_dir, features, tokenizer, labels, config, desc)
+
+
+def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer, labels: LabelSet,
+           config: TrainConfig, desc: str) -> JointIntentSlotModel:
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model = JointIntentSlotModel.from_pretrained_encoder(

@@ -1,15 +1,22 @@
-"""Shared fixtures: the real trained model (built once into the user's cache on first use) and its parser."""
+"""Shared fixtures: the real trained model (built once into the user's cache on first use), its parser, and real
+servers.
+
+Test order must never change a result (the suite runs shuffled). So a test that books rooms gets a server of its
+own with an empty store (`own_server`); the module's shared `server` is for tests that book nothing, and says so
+at the end of the module if one did.
+"""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from assistant.config import Settings, load_settings
-from assistant.nlu.artifacts import NLUModel, ensure_meeting_model
+from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
 from assistant.server.spawn import spawn_server
 
@@ -24,20 +31,40 @@ def settings() -> Settings:
 @pytest.fixture(scope="session")
 def meeting_model(settings: Settings) -> NLUModel:
     # The same cache the README's main command fills: a fresh machine trains once (minutes), then reuses it.
-    return ensure_meeting_model(settings.cache_dir)
+    from assistant.wiring import meeting_model
+
+    return meeting_model(settings)
 
 
 @pytest.fixture(scope="session")
 def parser(settings: Settings, meeting_model: NLUModel) -> IntentSlotParser:
-    from assistant.nlu.loader import build_parser
+    from assistant.wiring import build_parser
 
-    return build_parser(settings)
+    return build_parser(settings, meeting_model)
+
+
+def _bookings(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(store) as db:
+        return int(db.execute("SELECT count(*) FROM bookings").fetchone()[0])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, meeting_model: NLUModel) -> Iterator[str]:
-    """A real `assistant serve` (real models, a throwaway SQLite store) for one test module: its ws:// URL."""
-    proc, url = spawn_server(tmp_path_factory.mktemp("server") / "bookings.sqlite")
+    """A real `assistant serve` (real models) shared by one module's tests that book nothing: its ws:// URL."""
+    store = tmp_path_factory.mktemp("server") / "bookings.sqlite"
+    proc, url = spawn_server(store)
+    yield url
+    proc.terminate()
+    proc.wait(30)
+    assert _bookings(store) == 0, "a test booked on the shared server: give it own_server, so order cannot matter"
+
+
+@pytest.fixture()
+def own_server(tmp_path: Path, meeting_model: NLUModel) -> Iterator[str]:
+    """A real `assistant serve` with an empty store of its own, for one test that books."""
+    proc, url = spawn_server(tmp_path / "bookings.sqlite")
     yield url
     proc.terminate()
     proc.wait(30)

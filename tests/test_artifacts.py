@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import ModelUnavailable
-from assistant.nlu.artifacts import NLUModel, ensure_meeting_model, load_model, model_key
+from assistant.nlu.model_folder import NLUModel, load_model
 from models.datagen.generator import GeneratorConfig
+from models.model_cache import ensure_meeting_model, model_key
 from models.train_config import TrainConfig
 
 
@@ -32,8 +33,15 @@ def test_cached_model_is_reused_not_rebuilt(meeting_model: NLUModel) -> None:
 
 
 def test_key_changes_when_the_recipe_code_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assistant.nlu import artifacts
+    from models import model_cache
 
     base = model_key(GeneratorConfig(), TrainConfig())
-    monkeypatch.setattr(artifacts, "_recipe_digest", lambda: "templates edited")
+    monkeypatch.setattr(model_cache, "_recipe_digest", lambda: "templates edited")
     assert model_key(GeneratorConfig(), TrainConfig()) != base
+
+
+def test_the_accuracy_gate_is_part_of_the_recipe() -> None:
+    # whether the INT8 file is kept depends on the gate: editing it must build a new model, not reuse one
+    from models import model_cache
+
+    assert "models/accuracy_gate.py" in model_cache.RECIPE_SOURCES

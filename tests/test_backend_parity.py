@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from assistant.nlu.artifacts import NLUModel
 from assistant.nlu.decode import decode_in_batches
+from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions
 from engines.registry import create_backend

@@ -18,18 +18,24 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from assistant.bench.e2e import CorpusItem, Measurement, judge, measure_request
+from assistant.clients.send import Received
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 EVEREST = CorpusItem("r01.wav", b"", 16_000, 1, "book_meeting",
                      {"room": "everest", "start": "2026-12-03T09:00:00+01:00", "end": "2026-12-03T10:00:00+01:00"})
 
 
+def _received(lines: list[dict[str, Any]]) -> list[Received]:
+    """Events as `assistant send` prints them, read back through the codec."""
+    return [Received.from_line(json.dumps(line)) for line in lines]
+
+
 def _events(intent: str = "book_meeting", room: str = "everest", start: str = "2026-12-03T09:00:00+01:00",
-            committed: bool = True) -> list[dict[str, Any]]:
+            committed: bool = True) -> list[Received]:
     result = {"type": "command", "committed": committed, "executable": True,
               "command": {"action": intent, "room": room, "start": start, "end": "2026-12-03T10:00:00+01:00"}}
-    return [
-        {"type": "ready", "t": 0.0},
+    return _received([
+        {"type": "ready", "session_id": "s1", "sample_rate": 16000, "t": 0.0},
         {"type": "speech_start", "utterance": 1, "audio_ms": 300, "t": 0.31},
         {"type": "speech_end", "utterance": 1, "audio_ms": 2400, "forced": False, "t": 2.70},
         {"type": "transcript", "utterance": 1, "text": "book everest tomorrow at 9", "t": 3.30},
@@ -38,7 +44,7 @@ def _events(intent: str = "book_meeting", room: str = "everest", start: str = "2
         {"type": "result", "utterance": 1, "result": result, "t": 3.33},
         {"type": "latency", "utterance": 1, "t": 3.34,
          "stages_ms": {"speech_end_decided": 300.0, "transcript": 900.0, "intent": 920.0, "result": 925.0}},
-    ]
+    ])
 
 
 def test_stages_are_measured_from_the_end_of_speech_in_the_audio() -> None:
@@ -61,9 +67,9 @@ def test_missing_results_are_lost_only_when_the_server_did_not_finish() -> None:
     cut = _events()[:4]  # speech ended, transcript came, then nothing
     assert measure_request(0, EVEREST, 0, cut, finished=False)[0].lost
     assert measure_request(0, EVEREST, 0, [], finished=False)[0].lost
-    nothing_said = _events()[:3] + [{"type": "transcript", "utterance": 1, "text": "", "t": 3.0}]
+    nothing_said = _events()[:3] + _received([{"type": "transcript", "utterance": 1, "text": "", "t": 3.0}])
     assert not measure_request(0, EVEREST, 0, nothing_said, finished=True)[0].lost
-    assert not measure_request(0, EVEREST, 0, [{"type": "ready", "t": 0.0}], finished=True)[0].lost
+    assert not measure_request(0, EVEREST, 0, _events()[:1], finished=True)[0].lost
 
 
 def _timed(points: list[tuple[float, float]]) -> list[Measurement]:

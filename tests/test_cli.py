@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.nlu.artifacts import NLUModel
+from assistant.nlu.model_folder import NLUModel
 
 pytestmark = pytest.mark.usefixtures("meeting_model")  # built once; the CLI then finds it in the cache
 
@@ -85,6 +85,8 @@ def test_bad_input_gets_a_clear_result_per_line(tmp_path: Path) -> None:
     (["build-engine", "--profile", "width=1:2:3"], "the axis is batch or seq"),
     (["build-engine", "--profile", "batch=8:1:64"], "min <= opt <= max"),
     (["build-onnx", "--precision", "fp16,fp8"], "precision must be one of fp32, fp16, int8"),
+    (["bench", "e2e", "--clients", "4,0"], "--clients '4,0': give positive whole numbers"),
+    (["bench", "nlu", "--batch-sizes", "1,many"], "--batch-sizes '1,many': give positive whole numbers"),
 ])
 def test_usage_errors_are_one_clear_line(args: list[str], message: str) -> None:
     proc = run_cli(*args)

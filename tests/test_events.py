@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from assistant.clients.send import Received
+from assistant.errors import InputError, ProtocolError
 from assistant.events import (
     MAX_TEXT_MESSAGE,
     PROTOCOL_VERSION,
@@ -12,7 +14,6 @@ from assistant.events import (
     IntentEvent,
     Latency,
     Partial,
-    ProtocolError,
     Ready,
     ResultEvent,
     SpeechEnd,
@@ -62,3 +63,35 @@ def test_server_events_round_trip(event: object) -> None:
     data = json.loads(wire)
     assert data["protocol"] == PROTOCOL_VERSION and data["type"] == type(event).type  # type: ignore[attr-defined]
     assert decode_server(wire) == event
+
+
+@pytest.mark.parametrize("start", [Start(48000), Start(44100, "pcm_s16le", 2, "Europe/Berlin", "2026-12-02T10:00:00",
+                                                  "c1")])
+def test_clients_write_start_and_stop_through_the_codec(start: Start) -> None:
+    wire = start.to_wire()
+    assert decode_client(wire) == start
+    assert "null" not in wire and json.loads(wire)["protocol"] == PROTOCOL_VERSION  # unset fields are left out
+    assert decode_client(Stop().to_wire()) == Stop()
+
+
+def test_a_printed_event_line_reads_back_as_the_event() -> None:
+    received = Received(IntentEvent(2, "book_meeting", 0.97, [{"name": "room", "text": "Fuji"}]), 3.25)
+    assert Received.from_line(received.to_line()) == received
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    ("{oops", "bad_json"), ("[]", "bad_message"), ('{"type": "hologram"}', "unknown_type"),
+    ('{"type": "transcript", "text": "no utterance"}', "bad_message"),
+])
+def test_a_server_message_a_client_cannot_read_gets_a_code(message: str, code: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_server(message)
+    assert info.value.code == code
+
+
+def test_a_newer_servers_extra_fields_are_ignored() -> None:
+    assert decode_server('{"type": "partial", "utterance": 1, "text": "book", "stability": 0.4}') == Partial(1, "book")
+
+
+def test_protocol_errors_are_input_errors_of_the_one_error_tree() -> None:
+    assert issubclass(ProtocolError, InputError)

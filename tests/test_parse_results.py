@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from assistant.config import Settings
-from assistant.nlu.artifacts import NLUModel
+from assistant.nlu.model_folder import NLUModel
 from tests.schema import assert_valid_result
 
 NOW = ["--now", "2026-12-02T10:00:00", "--tz", "Europe/Berlin"]
@@ -75,12 +75,13 @@ def test_recognizer_writing_works_like_typing(settings: Settings, meeting_model:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from assistant.nlu.loader import build_text_pipeline
+    from assistant.booking.results import Command
+    from assistant.text_pipeline import Turn
+    from assistant.wiring import build_text_pipeline
 
-    pipeline = build_text_pipeline(settings, tmp_path / "b.sqlite")
+    pipeline = build_text_pipeline(settings, tmp_path / "b.sqlite", commit=False)
     now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
-    a, b = (pipeline.handle([t], f"conv-{i}", now, commit=False)[0]["result"] for i, t in enumerate([typed,
-                                                                                                    recognized]))
-    assert a["type"] == b["type"] == "command"
-    keep = ("action", "room", "start", "end")
-    assert {k: a["command"][k] for k in keep} == {k: b["command"][k] for k in keep}
+    a, b = (pipeline.act_many([Turn(t, f"conv-{i}", now)], commit=False)[0].result
+            for i, t in enumerate([typed, recognized]))
+    assert isinstance(a, Command) and isinstance(b, Command)
+    assert (a.action, a.room, a.start, a.end) == (b.action, b.room, b.start, b.end)

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import BackendUnavailable
-from assistant.nlu.artifacts import NLUModel
+from assistant.nlu.model_folder import NLUModel
 from engines import registry
 from engines.base import BackendOptions, JointModelFiles
 

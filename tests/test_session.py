@@ -1,55 +1,130 @@
-"""A session's concurrency contract: model work runs in worker threads, never on the event loop."""
+"""A session and the shared workers, over a real event loop: model work runs in worker threads, never on the loop;
+the events of an utterance come in order with their latency; partials give way under load; many sessions'
+utterances share one model call. The recognizer and NLU backend are fakes with scripted answers and costs
+(tests/fakes.py); the text pipeline, store and batchers are real."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 import wave
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from assistant.audio.stream import StreamConfig
 from assistant.config import Settings
-from assistant.events import ServerEvent, Start, Transcript
-from assistant.nlu.loader import build_text_pipeline
+from assistant.events import (
+    ErrorEvent,
+    IntentEvent,
+    Latency,
+    Partial,
+    Ready,
+    ResultEvent,
+    ServerEvent,
+    SpeechEnd,
+    SpeechStart,
+    Start,
+    Transcript,
+)
 from assistant.server.batcher import BatchPolicy
-from assistant.server.session import Engines, Session, Turn
+from assistant.server.session import Session
+from assistant.server.workers import LoadPolicy, Workers
+from assistant.text_pipeline import Turn
+from tests.fakes import FakeNLUBackend, FakeRecognizer, break_dialogue, fake_pipeline
 
 DATA = Path(__file__).resolve().parent / "data"
+NOW = "2026-12-02T10:00:00"
 
 
-class OneByOne:
-    """A stand-in recognizer's batch call: its single decodes one after another, as a CPU does."""
-
-    def transcribe(self, pcm16k: bytes) -> str:
-        raise NotImplementedError
-
-    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
-        return [self.transcribe(pcm) for pcm in pcms]
+def _wav(name: str = "book_everest_tomorrow_9.wav") -> tuple[int, bytes]:
+    with wave.open(str(DATA / name), "rb") as wav:
+        return wav.getframerate(), wav.readframes(wav.getnframes())
 
 
-class SlowRecognizer(OneByOne):
-    """Stands in for faster-whisper (a collaborator here): a decode that holds its thread for a second."""
+class Collect:
+    def __init__(self) -> None:
+        self.events: list[ServerEvent] = []
 
-    model_name, device, compute_type = "slow", "cpu", "none"
+    async def __call__(self, event: ServerEvent) -> None:
+        self.events.append(event)
 
-    def transcribe(self, pcm16k: bytes) -> str:
-        time.sleep(1.0)
-        return ""
+    def kinds(self) -> list[str]:
+        return [e.type for e in self.events]
 
 
-def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
-    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
-        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
+async def _speak(session: Session, pcm: bytes, rate: int, *, real_time_steps: bool = False) -> None:
+    """The request, then a second of silence, in 20 ms messages; optionally yielding after each one."""
+    audio = pcm + b"\x00\x00" * rate
+    step = 2 * rate // 50
+    for offset in range(0, len(audio), step):
+        await session.audio(audio[offset : offset + step])
+        if real_time_steps:
+            await asyncio.sleep(0)
 
-    async def scenario() -> tuple[int, list[ServerEvent]]:
-        events: list[ServerEvent] = []
 
-        async def send(event: ServerEvent) -> None:
-            events.append(event)
+def test_an_utterance_gives_its_events_in_order_and_its_latency(settings: Settings, tmp_path: Path) -> None:
+    rate, pcm = _wav()
+    backend = FakeNLUBackend("book_meeting")
+    workers = Workers(FakeRecognizer("book everest"), fake_pipeline(settings, tmp_path / "b.sqlite", backend))
+    sent = Collect()
 
-        engines = Engines(SlowRecognizer(), pipeline=None, partial_interval_ms=0)  # type: ignore[arg-type]
-        session = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Europe/Berlin", now=NOW), workers, StreamConfig(), sent)
+        await sent(session.ready())
+        await _speak(session, pcm, rate)
+        await session.stop()
+        session.close()
+
+    asyncio.run(scenario())
+    workers.close()
+    assert [k for k in sent.kinds() if k != "partial"] == [
+        "ready", "speech_start", "speech_end", "transcript", "intent", "result", "latency"]
+    ready, start, end, transcript, intent, result, latency = (e for e in sent.events if not isinstance(e, Partial))
+    assert isinstance(ready, Ready) and isinstance(start, SpeechStart) and isinstance(end, SpeechEnd)
+    assert isinstance(transcript, Transcript) and transcript.text == "book everest"
+    assert isinstance(intent, IntentEvent) and intent.intent == "book_meeting" and intent.confidence > 0.9
+    assert isinstance(result, ResultEvent) and result.result["type"] == "clarify"  # no slot said: it asks
+    assert isinstance(latency, Latency) and list(latency.stages_ms) == [
+        "speech_end_decided", "transcript", "intent", "result"]
+    stamps = list(latency.stages_ms.values())
+    assert stamps == sorted(stamps) and stamps[0] >= 0
+    assert backend.calls == [1]
+    metrics = workers.metrics.registry
+    assert metrics.get_sample_value("voice_stage_latency_seconds_count", {"stage": "result"}) == 1
+    assert metrics.get_sample_value("voice_utterances_total", {"intent": "book_meeting"}) == 1
+    assert workers.speakers == 0
+
+
+def test_a_failing_turn_is_an_error_event_and_the_session_goes_on(settings: Settings, tmp_path: Path) -> None:
+    rate, pcm = _wav()
+    pipeline = fake_pipeline(settings, tmp_path / "b.sqlite")
+    workers = Workers(FakeRecognizer("book everest"), pipeline)
+    sent = Collect()
+    first_turn = iter([True])
+    break_dialogue(pipeline, lambda _conversation: next(first_turn, False))  # the first utterance's turn fails
+
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Europe/Berlin", now=NOW), workers, StreamConfig(), sent)
+        await _speak(session, pcm, rate)
+        await _speak(session, pcm, rate)
+        await session.stop()
+
+    asyncio.run(scenario())
+    workers.close()
+    errors = [e for e in sent.events if isinstance(e, ErrorEvent)]
+    assert [(e.code, e.message) for e in errors] == [
+        ("internal", "utterance 1 failed: RuntimeError: store went away")]
+    assert [e.utterance for e in sent.events if isinstance(e, ResultEvent)] == [2]
+    assert [e.utterance for e in sent.events if isinstance(e, Latency)] == [2]
+
+
+def test_the_event_loop_keeps_running_while_a_decode_runs(settings: Settings, tmp_path: Path) -> None:
+    rate, pcm = _wav()
+    workers = Workers(FakeRecognizer("", seconds=1.0), fake_pipeline(settings, tmp_path / "b.sqlite"))
+    sent = Collect()
+
+    async def scenario() -> int:
+        session = Session(Start(rate, timezone="Europe/Berlin"), workers, StreamConfig(partial_interval_ms=0), sent)
         ticks = 0
 
         async def ticker() -> None:
@@ -62,39 +137,23 @@ def test_the_event_loop_keeps_running_while_a_decode_runs() -> None:
         await session.audio(pcm + b"\x00\x00" * rate)  # speech, then a second of silence
         await session.stop()  # waits for the one-second decode
         tick_task.cancel()
-        engines.close()
-        return ticks, events
+        return ticks
 
-    ticks, events = asyncio.run(scenario())
-    assert any(isinstance(e, Transcript) for e in events)
+    ticks = asyncio.run(scenario())
+    workers.close()
+    assert "transcript" in sent.kinds()
     assert ticks >= 20  # had the decode run on the loop, the ticker could not have run during that second
 
 
-class RecordingRecognizer(OneByOne):
-    """Stands in for faster-whisper: notes how much audio each decode was given."""
-
-    model_name, device, compute_type = "recording", "cpu", "none"
-
-    def __init__(self) -> None:
-        self.lengths: list[int] = []
-
-    def transcribe(self, pcm16k: bytes) -> str:
-        self.lengths.append(len(pcm16k))
-        return ""
-
-
-def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
+def test_partials_start_only_on_voiced_audio_never_in_the_final_pause(settings: Settings, tmp_path: Path) -> None:
     # A partial started in the pause that ends speech would hold the recognizer when the final decode needs it.
-    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
-        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
-    recognizer = RecordingRecognizer()
+    rate, pcm = _wav()
+    recognizer = FakeRecognizer("book")
+    workers = Workers(recognizer, fake_pipeline(settings, tmp_path / "b.sqlite"))
 
     async def scenario() -> None:
-        async def send(event: ServerEvent) -> None:
-            pass
-
-        engines = Engines(recognizer, pipeline=None, partial_interval_ms=100)  # type: ignore[arg-type]
-        session = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
+        session = Session(Start(rate, timezone="Europe/Berlin"), workers, StreamConfig(partial_interval_ms=100),
+                          Collect())
         audio = pcm + b"\x00\x00" * rate
         step = 2 * rate // 50  # 20 ms at the WAV's rate
         for offset in range(0, len(audio), step):
@@ -102,72 +161,60 @@ def test_partials_start_only_on_voiced_audio_never_in_the_final_pause() -> None:
             if session._tasks:  # audio comes faster than real time here: let each decode finish, as it would
                 await asyncio.gather(*session._tasks)
         await session.stop()
-        engines.close()
 
     asyncio.run(scenario())
+    workers.close()
     *partials, final = recognizer.lengths
     hangover_bytes = 2 * 16_000 * 300 // 1000
     assert len(partials) >= 5
     assert max(partials) <= final - hangover_bytes + 2 * 640, (partials, final)  # nothing started in the pause
 
 
-class CpuSpeedRecognizer(OneByOne):
-    """Stands in for faster-whisper on a CPU: every decode holds the recognizer for 150 ms."""
-
-    model_name, device, compute_type = "cpu-speed", "cpu", "none"
-
-    def transcribe(self, pcm16k: bytes) -> str:
-        time.sleep(0.15)
-        return ""
-
-
-def _partials_while_another_speaks(budget_ms: int) -> tuple[float, float]:
+def _partials_while_another_speaks(settings: Settings, store: Path, budget_ms: int) -> tuple[float, float]:
     """Session A is mid-utterance; session B says a whole request. B's partial decodes and its partials shed
     because A was speaking."""
-    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
-        rate, pcm = wav.getframerate(), wav.readframes(wav.getnframes())
+    rate, pcm = _wav()
+    workers = Workers(FakeRecognizer("", seconds=0.15), fake_pipeline(settings, store),
+                      LoadPolicy(partial_budget_ms=budget_ms))
+    workers.decode_s = 0.15  # what earlier decodes measured
+    registry = workers.metrics.registry
 
-    async def scenario() -> tuple[float, float]:
-        async def send(event: ServerEvent) -> None:
-            pass
+    def partials() -> float:
+        return registry.get_sample_value("voice_compute_seconds_count", {"work": "asr_partial"}) or 0.0
 
-        engines = Engines(CpuSpeedRecognizer(), pipeline=None,  # type: ignore[arg-type]
-                          partial_interval_ms=200, partial_budget_ms=budget_ms)
-        engines.decode_s = 0.15  # what earlier decodes measured
-        a = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
-        b = Session(Start(rate, timezone="Europe/Berlin"), engines, send)
-        registry = engines.metrics.registry
-
-        def partials() -> float:
-            return registry.get_sample_value("voice_compute_seconds_count", {"work": "asr_partial"}) or 0.0
-
+    async def scenario() -> float:
+        stream = StreamConfig(partial_interval_ms=200)
+        a = Session(Start(rate, timezone="Europe/Berlin"), workers, stream, Collect())
+        b = Session(Start(rate, timezone="Europe/Berlin"), workers, stream, Collect())
         await a.audio(pcm[: len(pcm) // 2])
         await asyncio.gather(*a._tasks)  # A's own partials (B was not speaking then)
-        assert a.endpointer.in_speech
+        assert a.stream.in_speech and workers.speakers == 1
         before = partials()
-        step = 2 * rate // 50
-        for offset in range(0, len(pcm), step):
-            await b.audio(pcm[offset : offset + step])
-            await asyncio.sleep(0)
+        await _speak(b, pcm, rate, real_time_steps=True)
         await b.stop()
-        engines.close()
-        shed = registry.get_sample_value("voice_partials_shed_total", {"reason": "others_speaking"}) or 0.0
-        return partials() - before, shed
+        a.close()  # A's connection goes away mid-utterance: no longer a speaker
+        assert workers.speakers == 0
+        return partials() - before
 
-    return asyncio.run(scenario())
+    decoded = asyncio.run(scenario())
+    workers.close()
+    return decoded, registry.get_sample_value("voice_partials_shed_total", {"reason": "others_speaking"}) or 0.0
 
 
-def test_slow_partials_give_way_while_another_session_speaks() -> None:
-    decoded, shed = _partials_while_another_speaks(budget_ms=100)  # 150 ms decodes: over budget
+def test_slow_partials_give_way_while_another_session_speaks(settings: Settings, tmp_path: Path) -> None:
+    decoded, shed = _partials_while_another_speaks(settings, tmp_path / "a.sqlite", budget_ms=100)  # over budget
     assert decoded == 0 and shed >= 3
-    decoded, shed = _partials_while_another_speaks(budget_ms=1000)  # within budget: partials run
+    decoded, shed = _partials_while_another_speaks(settings, tmp_path / "b.sqlite", budget_ms=1000)  # within it
     assert decoded >= 1 and shed == 0
 
 
-def test_utterances_from_many_sessions_are_understood_in_one_model_call(tmp_path: Path, settings: Settings
+def test_utterances_from_many_sessions_are_understood_in_one_model_call(settings: Settings, tmp_path: Path
                                                                         ) -> None:
-    """Five sessions' utterances waiting together go through the real parser in one backend call; each acts on
-    its own conversation; a turn whose dialogue step fails gets its own error while the others are booked."""
+    """Five sessions' utterances waiting together go through the real parser and the real model in one backend
+    call; each acts on its own conversation; a turn whose dialogue step fails gets its own failure while the
+    others are booked."""
+    from assistant.wiring import build_text_pipeline
+
     pipeline = build_text_pipeline(settings, tmp_path / "bookings.sqlite")
     calls: list[int] = []
     real_run = pipeline.parser.backend.run
@@ -177,28 +224,19 @@ def test_utterances_from_many_sessions_are_understood_in_one_model_call(tmp_path
         return real_run(ids, mask)
 
     pipeline.parser.backend.run = counting_run  # type: ignore[method-assign]
-    real_turn = pipeline.dialogue.turn
-
-    def turn(conversation: str, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if conversation == "c-bad":
-            raise RuntimeError("store went away")
-        return real_turn(conversation, *args, **kwargs)
-
-    pipeline.dialogue.turn = turn  # type: ignore[method-assign]
+    break_dialogue(pipeline, lambda conversation: conversation == "c-bad")
     now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
     rooms = ["Everest", "Kilimanjaro", "Denali", "Everest"]
+    workers = Workers(FakeRecognizer(), pipeline, LoadPolicy(nlu=BatchPolicy(max_batch=16, max_delay_us=200_000)))
 
     async def scenario() -> list[object]:
-        engines = Engines(RecordingRecognizer(), pipeline, partial_interval_ms=0,  # type: ignore[arg-type]
-                          nlu_policy=BatchPolicy(max_batch=16, max_delay_us=200_000))
         turns = [Turn(f"book {room} tomorrow at {9 + i} for an hour", f"c{i}", now) for i, room in enumerate(rooms)]
         turns.append(Turn("book Everest tomorrow at 3 pm", "c-bad", now))
-        results = await asyncio.gather(*(engines.understand(t) for t in turns), return_exceptions=True)
-        engines.close()
-        return results
+        return list(await asyncio.gather(*(workers.act(t) for t in turns)))
 
     *booked, failed = asyncio.run(scenario())
+    workers.close()
     assert calls == [5]  # one backend call for all five texts
-    assert [r["result"]["committed"] for r in booked] == [True] * 4  # type: ignore[index]
-    assert [r["slots"][0]["text"] for r in booked] == rooms  # type: ignore[index]
-    assert isinstance(failed, RuntimeError) and "store went away" in str(failed)
+    assert [o.result.committed for o in booked] == [True] * 4  # type: ignore[attr-defined]
+    assert [o.slots[0].text for o in booked] == rooms  # type: ignore[attr-defined]
+    assert failed.result is None and "store went away" in str(failed.failure)  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ from assistant.asr.models import SPEECH_MODELS, whisper_model_dir
 from assistant.asr.whisper import WhisperRecognizer
 from assistant.errors import ModelUnavailable
 from assistant.server.spawn import spawn_server
+from tests.transcripts import normalized
 
 DATA = Path(__file__).resolve().parent / "data"
 BASE_PARTS = [Path(__import__(m).__file__).parent / "data" / f"model.bin.part{i}"
@@ -58,7 +59,7 @@ def test_an_unknown_speech_model_is_refused_by_name(tmp_path: Path) -> None:
 def test_each_model_transcribes_a_spoken_request(model: str, settings: object, tmp_path: Path) -> None:
     recognizer = WhisperRecognizer(tmp_path, model)
     text = recognizer.transcribe(_pcm16k(DATA / "book_everest_tomorrow_9.wav"))
-    assert text.lower().rstrip(".") == "book everest tomorrow at 9 for an hour"
+    assert normalized(text) == "book everest tomorrow at 9 for an hour", text  # "at nine" on some processors
     assert recognizer.transcribe(_pcm16k(DATA / "silence_3s.wav")) == ""
 
 
@@ -74,16 +75,17 @@ def test_the_server_runs_on_base_when_asked(tmp_path: Path, meeting_model: objec
     events = [json.loads(line) for line in sent.stdout.splitlines()]
     intent = next(e for e in events if e["type"] == "intent")
     assert intent["intent"] == "cancel_meeting"
-    assert ("room", "denali") in {(s["name"], s["text"].lower()) for s in intent["slots"]}
+    assert ("room", "denali") in {(s["name"], normalized(s["text"])) for s in intent["slots"]}
 
 
 def test_utterances_that_end_together_are_decoded_in_one_call(tmp_path: Path) -> None:
-    # The batched path (one encoder pass, one search over all) reads each command as the single path does.
+    # The batched path (one encoder pass, one search over all) reads each command as single decodes do.
     recognizer = WhisperRecognizer(tmp_path, "tiny.en")
     everest, denali = _pcm16k(DATA / "book_everest_tomorrow_9.wav"), _pcm16k(DATA / "cancel_denali_friday.wav")
     silence = _pcm16k(DATA / "silence_3s.wav")
-    texts = recognizer.transcribe_batch([everest, denali, silence, everest])
-    assert texts[0].lower().rstrip(".") == "book everest tomorrow at 9 for an hour"
-    assert "denali" in texts[1].lower() and texts[1] == recognizer.transcribe_batch([denali, everest])[0]
-    assert texts[2] == "" and texts[3] == texts[0]
-    assert recognizer.transcribe_batch([everest]) == [recognizer.transcribe(everest)]
+    batch = [everest, denali, silence, everest]
+    batched = recognizer.transcribe_batch(batch)
+    singles = [recognizer.transcribe(pcm) for pcm in batch]
+    assert [normalized(t) for t in batched] == [normalized(t) for t in singles], (batched, singles)
+    assert normalized(batched[0]) == "book everest tomorrow at 9 for an hour" and "denali" in normalized(batched[1])
+    assert batched[2] == "" and batched[3] == batched[0]  # silence says nothing; a batch row is its own decode

@@ -13,6 +13,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from tests.schema import assert_valid_result
+from tests.transcripts import normalized
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
@@ -47,11 +48,11 @@ def _check(item: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def test_spoken_requests_give_their_expected_results(server: str) -> None:
+def test_spoken_requests_give_their_expected_results(own_server: str) -> None:
     items = json.loads((CORPUS / "requests.json").read_text())
     wrong = {}
     for item in items:  # in order: the cancels and moves act on what the bookings before them made
-        events = asyncio.run(_utterances(server, CORPUS / item["file"]))
+        events = asyncio.run(_utterances(own_server, CORPUS / item["file"]))
         problems = _check(item, events)
         if problems:
             transcript = next((e["text"] for e in events if e["type"] == "transcript"), "")
@@ -64,7 +65,7 @@ def test_spoken_requests_give_their_expected_results(server: str) -> None:
 
 
 def _words(text: str) -> set[str]:
-    return set("".join(c for c in text.lower() if c.isalnum() or c.isspace() or c == "'").split())
+    return set(normalized(text).split())
 
 
 # Two readings of a novel (LibriVox) and a two-speaker phone call (pyannote's sample): ordinary speech, no command.

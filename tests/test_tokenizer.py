@@ -1,6 +1,6 @@
 import pytest
 
-from assistant.nlu.artifacts import NLUModel
+from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 
 

@@ -1,1 +1,1 @@
-"""Audio in: PCM decoding and resampling, voice-activity frames, endpointing."""
+"""Audio in: PCM decoding and resampling, voice-activity frames, endpointing, and the voice stream that joins them."""

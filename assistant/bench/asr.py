@@ -7,9 +7,10 @@ batched call on `--batch` commands at once (what the server does when several ut
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -18,17 +19,26 @@ from assistant.bench.e2e import load_corpus
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 
-__all__ = ["run_asr_bench"]
+__all__ = ["run_asr_bench", "ASRBenchOptions"]
 
 
-def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ASRBenchOptions:
+    corpus: Path  # requests.json + WAVs
+    asr_model: str | None = None  # default: the config's [asr] model
+    batch: int = 16  # commands in one batched call
+    rounds: int = 5  # passes over the corpus
+    json: Path | None = None
+
+
+def run_asr_bench(settings: Settings, options: ASRBenchOptions) -> int:
     from assistant.asr.whisper import WhisperRecognizer, float_audio
 
     asr = settings.asr
-    model = args.asr_model or asr.model
+    model = options.asr_model or asr.model
     recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
     recognizer.warm_up()
-    commands = [item.pcm for item in load_corpus(args.corpus) if item.rate == 16_000 and item.channels == 1]
+    commands = [item.pcm for item in load_corpus(options.corpus) if item.rate == 16_000 and item.channels == 1]
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 
     def alone(pcm: bytes) -> Any:
@@ -36,12 +46,12 @@ def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
                                      condition_on_previous_text=False, without_timestamps=True, vad_filter=False)
         return list(segments)
 
-    timings: dict[str, list[float]] = {"faster-whisper alone": [], "recognizer, 1 command": [],
-                                        f"recognizer, batch of {args.batch} (per command)": []}
+    batched = f"recognizer, batch of {options.batch} (per command)"
+    timings: dict[str, list[float]] = {"faster-whisper alone": [], "recognizer, 1 command": [], batched: []}
     for _ in range(2):  # warm-up of every path
         alone(commands[0])
-        recognizer.transcribe_batch(commands[: args.batch])
-    for round_ in tqdm(range(args.rounds), desc="bench asr", unit="round", file=sys.stderr):
+        recognizer.transcribe_batch(commands[: options.batch])
+    for round_ in tqdm(range(options.rounds), desc="bench asr", unit="round", file=sys.stderr):
         for pcm in commands:
             started = time.perf_counter()
             alone(pcm)
@@ -49,21 +59,21 @@ def run_asr_bench(settings: Settings, args: argparse.Namespace) -> int:
             started = time.perf_counter()
             recognizer.transcribe_batch([pcm])
             timings["recognizer, 1 command"].append(time.perf_counter() - started)
-        batch = [commands[(round_ + j) % len(commands)] for j in range(args.batch)]
+        batch = [commands[(round_ + j) % len(commands)] for j in range(options.batch)]
         started = time.perf_counter()
         recognizer.transcribe_batch(batch)
-        timings[f"recognizer, batch of {args.batch} (per command)"].append((time.perf_counter() - started) / len(batch))
+        timings[batched].append((time.perf_counter() - started) / len(batch))
     stats = {name: LatencyStats.from_seconds(samples) for name, samples in timings.items()}
     base = stats["faster-whisper alone"].p50_ms
     rows = [[name, f"{s.p50_ms:.1f}", f"{s.p95_ms:.1f}", f"{s.p50_ms / base:.2f}"] for name, s in stats.items()]
     print(f"{model} on {asr.device} ({asr.compute_type}, beam {asr.beam_size}), {len(commands)} spoken commands")
     print(format_table(["path", "p50 ms", "p95 ms", "p50 / alone"], rows))
-    if args.json:
-        write_report(args.json, {
+    if options.json:
+        write_report(options.json, {
             "benchmark": "speech recognition per command: product recognizer vs faster-whisper alone",
             "command": " ".join(["assistant", "bench", "asr", *sys.argv[3:]]), "machine": machine_info(),
             "model": model, "device": asr.device, "compute_type": asr.compute_type, "beam_size": asr.beam_size,
-            "commands": len(commands), "rounds": args.rounds,
+            "commands": len(commands), "rounds": options.rounds,
             "rows": [{"path": name, **s.as_dict()} for name, s in stats.items()],
         })
     return 0

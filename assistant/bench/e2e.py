@@ -24,7 +24,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -32,11 +32,13 @@ from websockets.exceptions import ConnectionClosed
 
 from assistant import event_loop
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
-from assistant.clients.send import Event, read_wav, stream_audio
+from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.errors import ConfigError
+from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
 
-__all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "load_corpus", "measure_request", "judge",
-           "run_sweep", "summarize", "print_report", "metrics_url", "CORPUS_NOW", "CORPUS_TZ"]
+__all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "E2EBenchOptions", "load_corpus",
+           "measure_request", "judge", "run_sweep", "summarize", "print_report", "metrics_url", "run_e2e_bench",
+           "CORPUS_NOW", "CORPUS_TZ"]
 
 # The reference time and zone the corpus's expected results were written for (tests/data/corpus/requests.json).
 CORPUS_NOW = "2026-12-02T10:00:00"
@@ -93,43 +95,56 @@ class Measurement:
         return self.stages_s.get("result")
 
 
-def _is_right(item: CorpusItem, intent: Event | None, result: dict[str, Any] | None) -> bool:
+def _is_right(item: CorpusItem, intent: IntentEvent | None, result: ResultEvent | None) -> bool:
     """The intent is the expected one, the room (when the corpus names one) is heard, and a committed command
     has the expected times. Under load, two clients may ask for the same slot: the second gets a clarify about
     the conflict, which is right too, so times are checked only on commands that went through."""
-    if intent is None or result is None or intent["intent"] != item.intent:
+    if intent is None or result is None or intent.intent != item.intent:
         return False
     room = item.expected.get("room")
-    command = result.get("command") or {}
+    command = result.result.get("command") or {}
     if room and command.get("room") != room and not any(
-            s["name"] == "room" and room in s["text"].lower() for s in intent["slots"]):
+            s["name"] == "room" and room in s["text"].lower() for s in intent.slots):
         return False
-    if result.get("committed"):
+    if result.result.get("committed"):
         return all(command.get(k) == item.expected[k] for k in ("start", "end") if k in item.expected)
     return True
 
 
-def measure_request(client: int, item: CorpusItem, sent_at_s: float, events: Sequence[Event], finished: bool
+E = TypeVar("E", bound=ServerEvent)
+
+
+def _event(by_type: dict[type[ServerEvent], Received], kind: type[E]) -> E | None:
+    found = by_type.get(kind)
+    return found.event if found is not None and isinstance(found.event, kind) else None
+
+
+_CLIENT_EVENTS = {"speech_end": SpeechEnd, "transcript": Transcript, "intent": IntentEvent, "result": ResultEvent}
+
+
+def measure_request(client: int, item: CorpusItem, sent_at_s: float, received: Sequence[Received], finished: bool
                     ) -> list[Measurement]:
     """Turn one request's server events into one measurement per utterance. `finished`: the server closed the
     stream after sending everything; when it did not, an utterance (or the request) without a result is lost."""
-    ends = {e["utterance"]: e for e in events if e["type"] == "speech_end"}
+    ends = {r.event.utterance: r.event for r in received if isinstance(r.event, SpeechEnd)}
     out = []
     for utterance, end in ends.items():
-        end_s = end["audio_ms"] / 1000
-        mine = {e["type"]: e for e in events if e.get("utterance") == utterance}
+        end_s = end.audio_ms / 1000
+        mine: dict[type[ServerEvent], Received] = {
+            type(r.event): r for r in received if getattr(r.event, "utterance", None) == utterance}
         m = Measurement(client, item.file, sent_at_s)
-        for stage in CLIENT_STAGES:
-            if stage in mine:
-                m.stages_s[stage] = round(mine[stage]["t"] - end_s, 4)
-        if "latency" in mine:
-            m.server_ms = dict(mine["latency"]["stages_ms"])
-        if "intent" in mine:
-            m.intent = mine["intent"]["intent"]
-        if "result" in mine:
-            m.right = _is_right(item, mine.get("intent"), mine["result"]["result"])
+        for stage, kind in _CLIENT_EVENTS.items():
+            if kind in mine:
+                m.stages_s[stage] = round(mine[kind].t - end_s, 4)
+        latency, intent, result = _event(mine, Latency), _event(mine, IntentEvent), _event(mine, ResultEvent)
+        if latency is not None:
+            m.server_ms = dict(latency.stages_ms)
+        if intent is not None:
+            m.intent = intent.intent
+        if result is not None:
+            m.right = _is_right(item, intent, result)
         else:  # an empty transcript is an answer (no words, so nothing to do); silence from the server is not
-            m.lost = not finished or "transcript" not in mine
+            m.lost = not finished or Transcript not in mine
         out.append(m)
     return out or [Measurement(client, item.file, sent_at_s, lost=not finished)]
 
@@ -172,7 +187,7 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
     await asyncio.sleep(rng.uniform(0, options.start_spread_s))
     while time.monotonic() < deadline:
         item = rng.choice(options.corpus)
-        events: list[Event] = []
+        events: list[Received] = []
         sent_at = time.monotonic() - t0
         stream = stream_audio(options.url, item.pcm, item.rate, item.channels, events.append, now=CORPUS_NOW,
                               tz=CORPUS_TZ, tail_ms=TAIL_MS)
@@ -319,22 +334,39 @@ def e2e_plot_title(machine: dict[str, Any], models: dict[str, str]) -> str:
             f"{models.get('nlu_precision', '')}")
 
 
-def run_e2e_bench(args: Any) -> int:
+@dataclass(frozen=True)
+class E2EBenchOptions:
+    """`assistant bench e2e`: what to run the sweep against and what to write."""
+
+    clients: tuple[int, ...]  # one point per count, in order
+    corpus: Path
+    duration_s: float = 60.0
+    max_wait_s: float = 10.0
+    seed: int = 0
+    url: str | None = None  # an already running server; None: spawn one with a throwaway store
+    asr_model: str | None = None  # speech model of the spawned server
+    store: Path | None = None  # booking file of the spawned server
+    config: Path | None = None  # config file of the spawned server
+    aim_s: float = 1.5  # p95 aim, drawn on the plot
+    json: Path | None = None
+    plot: Path | None = None
+
+
+def run_e2e_bench(run: E2EBenchOptions) -> int:
     """The CLI's `bench e2e`: spawn a server (or use --url), run the sweep, print, write JSON and a plot."""
     from assistant.server.spawn import spawn_server
 
-    corpus = load_corpus(args.corpus)
-    counts = [int(c) for c in str(args.clients).split(",") if c.strip()]
-    if not counts or min(counts) < 1:
-        raise ConfigError(f"--clients {args.clients!r}: give client counts like 1,2,4,8")
+    corpus = load_corpus(run.corpus)
+    if not run.clients or min(run.clients) < 1:
+        raise ConfigError(f"--clients {','.join(map(str, run.clients))!r}: give client counts like 1,2,4,8")
     scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
-    server, url = (None, args.url) if args.url else spawn_server(
-        Path(args.store) if args.store else scratch / "bookings.sqlite",
-        [*(["--asr-model", args.asr_model] if args.asr_model else []),
-         *(["--config", str(args.config)] if getattr(args, "config", None) else [])])
+    server, url = (None, run.url) if run.url else spawn_server(
+        run.store or scratch / "bookings.sqlite",
+        [*(["--asr-model", run.asr_model] if run.asr_model else []),
+         *(["--config", str(run.config)] if run.config else [])])
     try:
-        options = E2EOptions(url, corpus, args.duration, args.max_wait, seed=args.seed)
-        points = run_sweep(options, counts)
+        options = E2EOptions(url, corpus, run.duration_s, run.max_wait_s, seed=run.seed)
+        points = run_sweep(options, run.clients)
     finally:
         if server is not None:
             server.terminate()
@@ -345,15 +377,15 @@ def run_e2e_bench(args: Any) -> int:
     models: dict[str, str] = next((p["server"]["models"] for p in points if p["server"]), {})
     report = {"benchmark": "voice-to-action under load: concurrent real-time clients replaying the spoken corpus",
               "command": "assistant bench e2e " + " ".join(sys.argv[3:]), "machine": machine,
-              "server": url if args.url else "spawned on this machine", "models": models,
-              "options": {"clients": counts, "duration_s": args.duration, "max_wait_s": args.max_wait,
-                          "corpus": str(args.corpus), "corpus_requests": len(corpus), "seed": args.seed,
+              "server": url if run.url else "spawned on this machine", "models": models,
+              "options": {"clients": list(run.clients), "duration_s": run.duration_s, "max_wait_s": run.max_wait_s,
+                          "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed,
                           "start_spread_s": options.start_spread_s, "pause_s": list(options.pause_s)},
               "points": points}
-    if args.json:
-        write_report(args.json, report)
-    if args.plot:
+    if run.json:
+        write_report(run.json, report)
+    if run.plot:
         from assistant.bench.plot import plot_e2e
 
-        plot_e2e(points, args.plot, e2e_plot_title(machine, models), aim_s=args.aim)
+        plot_e2e(points, run.plot, e2e_plot_title(machine, models), aim_s=run.aim_s)
     return 0 if all(p["keeps_up"] for p in points) else 3

@@ -7,10 +7,10 @@ that speed-ups are stated against.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -18,17 +18,26 @@ from tqdm import tqdm
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import BackendUnavailable
-from assistant.nlu.artifacts import ensure_meeting_model
-from assistant.nlu.loader import shape_profile
 from assistant.nlu.tokenizer import Batch, WordPieceTokenizer
+from assistant.wiring import meeting_model, shape_profile
 from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
 from models.datagen.generator import GeneratorConfig, generate_splits
 
-__all__ = ["run_nlu_bench", "BenchRow"]
+__all__ = ["run_nlu_bench", "BenchRow", "NLUBenchOptions"]
 
 BASELINE = "torch-eager"
 MIN_CALLS = 20
+
+
+@dataclass(frozen=True)
+class NLUBenchOptions:
+    backends: tuple[tuple[str, str], ...] = (("onnxruntime", "fp32"), ("onnxruntime", "int8"), ("torch-eager", "fp32"))
+    batch_sizes: tuple[int, ...] = (1, 32)
+    seconds: float = 3.0  # measuring time per backend and batch size
+    threads: int = 0  # CPU threads per call (0: the runtime's default)
+    json: Path | None = None
+    plot: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -65,14 +74,14 @@ def _measure(run: Any, batches: list[Batch], seconds: float, bar: tqdm) -> list[
     return samples
 
 
-def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
-    model = ensure_meeting_model(settings.cache_dir)
+def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
+    model = meeting_model(settings)
     tokenizer = WordPieceTokenizer(model.tokenizer_file)
     _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512))
     texts = [e.text for e in dev]
-    sizes = [int(s) for s in args.batch_sizes.split(",")]
+    sizes = list(options.batch_sizes)
     batches = {size: _batches(tokenizer, texts, size) for size in sizes}
-    specs = [spec.split(":", 1) if ":" in spec else [spec, "auto"] for spec in args.backends.split(",")]
+    specs = options.backends
     rows: list[BenchRow] = []
     skipped: dict[str, str] = {}
     devices: dict[str, str] = {}
@@ -88,7 +97,7 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
                 bar.update(len(sizes))
                 continue
             try:
-                backend = create_backend(name, model.files, BackendOptions(precision, args.threads, shapes))
+                backend = create_backend(name, model.files, BackendOptions(precision, options.threads, shapes))
             except BackendUnavailable as exc:
                 skipped[f"{name}:{precision}"] = str(exc)
                 bar.update(len(sizes))
@@ -96,7 +105,7 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
             info = backend.info()
             devices[info.name] = info.device
             for size in sizes:
-                samples = _measure(backend.run, batches[size], args.seconds, bar)
+                samples = _measure(backend.run, batches[size], options.seconds, bar)
                 stats = LatencyStats.from_seconds(samples)
                 rows.append(BenchRow(info.name, info.precision, size, stats, size * len(samples) / sum(samples)))
             backend.close()
@@ -113,17 +122,17 @@ def run_nlu_bench(settings: Settings, args: argparse.Namespace) -> int:
                         f"p50 speed-up vs {base_name}"], table))
     for spec, reason in skipped.items():
         print(f"skipped {spec}: {reason}")
-    if args.plot:
+    if options.plot:
         from assistant.bench.plot import plot_backend_latency
 
         gpu = next((d for d in devices.values() if d.startswith("cuda") and " " in d), None)  # "cuda:0 NAME"
         where = gpu.split(" ", 1)[-1] if gpu else f"{machine_info()['cpu']} ({machine_info()['cores']} cores)"
-        plot_backend_latency([r.as_dict() for r in rows], args.plot, f"NLU backend call, {where}")
-    if args.json:
-        write_report(args.json, {
+        plot_backend_latency([r.as_dict() for r in rows], options.plot, f"NLU backend call, {where}")
+    if options.json:
+        write_report(options.json, {
             "benchmark": "nlu backends, whole backend call (numpy in, numpy out)",
             "command": " ".join(["assistant", "bench", "nlu", *sys.argv[3:]]),
-            "machine": machine_info(), "model": model.manifest["key"], "threads": args.threads,
+            "machine": machine_info(), "model": model.key, "threads": options.threads,
             "baseline": base_name, "devices": devices, "gpu_shapes": shapes.describe(),
             "rows": [r.as_dict() for r in rows], "skipped": skipped,
         })

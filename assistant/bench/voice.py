@@ -7,48 +7,56 @@ the endpointer waits before deciding is included, as a person experiences it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
+from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ, load_corpus
 from assistant.bench.report import LatencyStats, machine_info, write_report
+from assistant.clients.send import Received
+from assistant.events import IntentEvent, ResultEvent, SpeechEnd
 from assistant.server.spawn import spawn_server
 
-__all__ = ["run_voice_bench"]
+__all__ = ["run_voice_bench", "VoiceBenchOptions"]
 
 
-def _send(url: str, wav: Path) -> list[dict[str, Any]]:
-    out = subprocess.run([sys.executable, "-m", "assistant", "send", str(wav), "--url", url, "--now",
-                          "2026-12-02T10:00:00", "--tz", "Europe/Berlin"], capture_output=True, text=True,
-                         timeout=120, check=False)
-    return [json.loads(line) for line in out.stdout.splitlines()]
+@dataclass(frozen=True)
+class VoiceBenchOptions:
+    corpus: Path  # requests.json + WAVs
+    url: str | None = None  # an already running server (default: start one with a throwaway store)
+    store: Path | None = None  # booking file for the spawned server (default: a throwaway one)
+    json: Path | None = None
 
 
-def run_voice_bench(args: argparse.Namespace) -> int:
-    corpus = args.corpus
-    items = json.loads((corpus / "requests.json").read_text())
+def _send(url: str, wav: Path) -> list[Received]:
+    out = subprocess.run([sys.executable, "-m", "assistant", "send", str(wav), "--url", url, "--now", CORPUS_NOW,
+                          "--tz", CORPUS_TZ], capture_output=True, text=True, timeout=120, check=False)
+    return [Received.from_line(line) for line in out.stdout.splitlines()]
+
+
+def run_voice_bench(options: VoiceBenchOptions) -> int:
+    items = load_corpus(options.corpus)
     scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # a throwaway store, outside the corpus
-    store = Path(args.store) if args.store else scratch / "bookings.sqlite"
-    server, url = (None, args.url) if args.url else spawn_server(store)
+    store = options.store or scratch / "bookings.sqlite"
+    server, url = (None, options.url) if options.url else spawn_server(store)
     latencies: list[float] = []
     rows = []
     try:
         for item in tqdm(items, desc="bench voice", unit="utterance", file=sys.stderr):
-            events = _send(url, corpus / item["file"])
-            ends = {e["utterance"]: e["audio_ms"] / 1000 for e in events if e["type"] == "speech_end"}
-            for event in (e for e in events if e["type"] == "result" and e["utterance"] in ends):
-                latency = event["t"] - ends[event["utterance"]]
-                latencies.append(latency)
-                intent = next((e["intent"] for e in events if e["type"] == "intent"), None)
-                rows.append({"file": item["file"], "voice_to_action_s": round(latency, 3),
-                             "intent_right": intent == item["intent"]})
+            received = _send(url, options.corpus / item.file)
+            ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
+            intent = next((r.event.intent for r in received if isinstance(r.event, IntentEvent)), None)
+            for r in received:
+                if isinstance(r.event, ResultEvent) and r.event.utterance in ends:
+                    latency = r.t - ends[r.event.utterance]
+                    latencies.append(latency)
+                    rows.append({"file": item.file, "voice_to_action_s": round(latency, 3),
+                                 "intent_right": intent == item.intent})
     finally:
         if server is not None:
             server.terminate()
@@ -59,9 +67,9 @@ def run_voice_bench(args: argparse.Namespace) -> int:
     print(f"voice-to-action over {stats.n} utterances (real time, hangover included): "
           f"p50 {stats.p50_ms:.0f} ms, p95 {stats.p95_ms:.0f} ms, p99 {stats.p99_ms:.0f} ms; "
           f"intents right {right}/{len(rows)}")
-    if args.json:
-        write_report(args.json, {"benchmark": "voice-to-action, spoken corpus, one real-time client",
-                                 "command": "assistant bench voice " + " ".join(sys.argv[3:]),
-                                 "machine": machine_info(), "asr": "faster-whisper tiny.en, cpu int8",
-                                 "latency": stats.as_dict(), "intents_right": right, "utterances": rows})
+    if options.json:
+        write_report(options.json, {"benchmark": "voice-to-action, spoken corpus, one real-time client",
+                                    "command": "assistant bench voice " + " ".join(sys.argv[3:]),
+                                    "machine": machine_info(), "asr": "faster-whisper tiny.en, cpu int8",
+                                    "latency": stats.as_dict(), "intents_right": right, "utterances": rows})
     return 0

@@ -11,26 +11,37 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
+from assistant.clients.send import Received
+from assistant.errors import ProtocolError
+from assistant.events import (
+    ErrorEvent,
+    Partial,
+    ResultEvent,
+    ServerEvent,
+    SpeechEnd,
+    Start,
+    Stop,
+    Transcript,
+    decode_server,
+)
+
 __all__ = ["run_mic"]
 
 RATE = 16_000
 FRAME_SAMPLES = 320  # 20 ms
 
 
-def _show(event: dict[str, Any], t0: float, as_json: bool) -> None:
-    now = time.monotonic() - t0
+def _show(event: ServerEvent, t0: float, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({**event, "t": round(now, 4)}, ensure_ascii=False), flush=True)
-        return
-    kind = event["type"]
-    if kind == "partial":
-        print(f"\r… {event['text']}", end="", file=sys.stderr, flush=True)
-    elif kind == "transcript":
-        print(f"\r» {event['text']}", file=sys.stderr, flush=True)
-    elif kind == "result":
-        print(json.dumps(event["result"], ensure_ascii=False), flush=True)
-    elif kind == "error":
-        print(f"error {event['code']}: {event['message']}", file=sys.stderr, flush=True)
+        print(Received(event, round(time.monotonic() - t0, 4)).to_line(), flush=True)
+    elif isinstance(event, Partial):
+        print(f"\r… {event.text}", end="", file=sys.stderr, flush=True)
+    elif isinstance(event, Transcript):
+        print(f"\r» {event.text}", file=sys.stderr, flush=True)
+    elif isinstance(event, ResultEvent):
+        print(json.dumps(event.result, ensure_ascii=False), flush=True)
+    elif isinstance(event, ErrorEvent):
+        print(f"error {event.code}: {event.message}", file=sys.stderr, flush=True)
 
 
 async def _run(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
@@ -53,12 +64,10 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
         loop.call_soon_threadsafe(put)
 
-    start = {"type": "start", "sample_rate": RATE, "format": "pcm_s16le", "channels": 1, "timezone": tz}
-    if now:
-        start["now"] = now
+    start = Start(RATE, "pcm_s16le", 1, tz, now or None)
     speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
     async with connect(url) as ws:
-        await ws.send(json.dumps(start))
+        await ws.send(start.to_wire())
         with sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
                                device=device, callback=callback):
             t0 = time.monotonic()
@@ -69,17 +78,21 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
                         await ws.send(await asyncio.wait_for(frames.get(), 1.0))
                     except TimeoutError:
                         continue
-                await ws.send(json.dumps({"type": "stop"}))
+                await ws.send(Stop().to_wire())
 
             producer = asyncio.create_task(produce())
             try:
                 async for message in ws:
-                    event = json.loads(message)
-                    if event["type"] == "speech_end":
-                        speech_end_at[event["utterance"]] = t0 + event["audio_ms"] / 1000
+                    try:
+                        event = decode_server(message)
+                    except ProtocolError as exc:  # a newer server's event: say so, keep listening
+                        print(f"assistant mic: skipped a server message ({exc})", file=sys.stderr, flush=True)
+                        continue
+                    if isinstance(event, SpeechEnd):
+                        speech_end_at[event.utterance] = t0 + event.audio_ms / 1000
                     _show(event, t0, as_json)
-                    if event["type"] == "result" and event["utterance"] in speech_end_at:
-                        latency = (time.monotonic() - speech_end_at[event["utterance"]]) * 1000
+                    if isinstance(event, ResultEvent) and event.utterance in speech_end_at:
+                        latency = (time.monotonic() - speech_end_at[event.utterance]) * 1000
                         print(f"voice-to-action: {latency:.0f} ms", file=sys.stderr, flush=True)
             finally:
                 producer.cancel()

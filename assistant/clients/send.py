@@ -1,5 +1,9 @@
 """`assistant send FILE.wav`: stream a WAV to the server in 20 ms frames (real time, or --fast), print every
-server event as one JSON line with "t": seconds on the client clock since the first audio frame was sent."""
+server event as one JSON line with "t": seconds on the client clock since the first audio frame was sent.
+
+Messages go through the protocol's codec (assistant/events.py) both ways: `start`/`stop` are written by it and
+every event is read by it, so a client and the server can only disagree in one place.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,35 @@ import sys
 import time
 import wave
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import connect
 
-from assistant.errors import InputError
+from assistant.errors import InputError, ProtocolError
+from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server, server_event
 
-__all__ = ["send_wav", "read_wav", "stream_audio", "Event"]
+__all__ = ["send_wav", "read_wav", "stream_audio", "Received", "FATAL_CODES"]
 
-Event = dict[str, Any]
 FATAL_CODES = ("bad_start", "unsupported_audio")  # the server cannot use this stream at all
+
+
+@dataclass(frozen=True)
+class Received:
+    """A server event and when it arrived: seconds on the client clock since the first audio frame went out."""
+
+    event: ServerEvent
+    t: float
+
+    def to_line(self) -> str:
+        """The event's wire fields plus "t", as `assistant send` prints it."""
+        return json.dumps({**self.event.to_dict(), "t": self.t}, ensure_ascii=False)
+
+    @classmethod
+    def from_line(cls, line: str) -> Received:
+        data: dict[str, Any] = json.loads(line)
+        return cls(server_event(data), float(data.get("t", 0.0)))
 
 
 def read_wav(path: Path) -> tuple[bytes, int, int]:
@@ -32,17 +54,15 @@ def read_wav(path: Path) -> tuple[bytes, int, int]:
         raise InputError("unsupported_audio", f"{path}: not a readable WAV file ({exc})") from exc
 
 
-async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Event], None], *,
+async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Received], None], *,
                        now: str | None, tz: str, fast: bool = False, tail_ms: int = 800) -> int:
     """Stream 16-bit PCM to the server (20 ms frames, real-time pace unless fast), then stop; hand every server
-    event to `on_event` with "t" added. Returns 1 when the server refused the stream, else 0."""
+    event to `on_event` with its arrival time. Returns 1 when the server refused the stream, else 0."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
-    start = {"type": "start", "sample_rate": rate, "format": "pcm_s16le", "channels": channels, "timezone": tz}
-    if now:
-        start["now"] = now
+    start = Start(rate, "pcm_s16le", channels, tz, now or None)
     async with connect(url, max_size=1 << 22) as ws:
-        await ws.send(json.dumps(start))
+        await ws.send(start.to_wire())
         t0: float | None = None
 
         async def produce() -> None:
@@ -52,23 +72,27 @@ async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event:
                 await ws.send(pcm[offset : offset + frame])
                 if not fast:
                     await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.02 - time.monotonic()))
-            await ws.send(json.dumps({"type": "stop"}))
+            await ws.send(Stop().to_wire())
 
         producer = asyncio.create_task(produce())
         try:
             async for message in ws:
-                event = json.loads(message)
-                event["t"] = round(time.monotonic() - t0, 4) if t0 is not None else 0.0
-                on_event(event)
-                if event["type"] == "error" and event["code"] in FATAL_CODES:
+                t = round(time.monotonic() - t0, 4) if t0 is not None else 0.0
+                try:
+                    event = decode_server(message)
+                except ProtocolError as exc:  # a newer server's event: say so, keep listening
+                    print(f"assistant send: skipped a server message ({exc})", file=sys.stderr)
+                    continue
+                on_event(Received(event, t))
+                if isinstance(event, ErrorEvent) and event.code in FATAL_CODES:
                     return 1
         finally:  # the server closes the connection once every result after our stop is sent
             producer.cancel()
     return 0
 
 
-def _print(event: Event) -> None:
-    print(json.dumps(event, ensure_ascii=False), flush=True)
+def _print(received: Received) -> None:
+    print(received.to_line(), flush=True)
 
 
 def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int = 800,

@@ -1,1 +1,1 @@
-"""The websocket voice server: sessions per connection, shared engines."""
+"""The websocket voice server: a session per connection (an adapter around the voice stream), shared workers."""

@@ -13,11 +13,13 @@ import sys
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from assistant.errors import InputError
+from assistant.audio.stream import StreamConfig
+from assistant.errors import InputError, ProtocolError
 from assistant.event_loop import loop_factory, run
-from assistant.events import Audio, ErrorEvent, ProtocolError, ServerEvent, Start, Stop, decode_client
-from assistant.server.session import Engines, Session
+from assistant.events import Audio, ErrorEvent, ServerEvent, Start, Stop, decode_client
+from assistant.server.session import Session
 from assistant.server.web import http_handler
+from assistant.server.workers import Workers
 
 __all__ = ["run_server", "MAX_FRAME_BYTES", "MAX_MESSAGE_BYTES"]
 
@@ -25,10 +27,12 @@ MAX_FRAME_BYTES = 1 << 18  # 256 KiB of audio in one message (1.3 s of 48 kHz st
 MAX_MESSAGE_BYTES = 1 << 22  # 4 MiB: beyond this websockets closes the connection (1009), as it must
 
 
-async def _handle(connection: ServerConnection, engines: Engines) -> None:
+async def _handle(connection: ServerConnection, workers: Workers, stream: StreamConfig) -> None:
+    metrics = workers.metrics
+
     async def send(event: ServerEvent) -> None:
         if isinstance(event, ErrorEvent):
-            engines.metrics.errors.labels(event.code).inc()
+            metrics.errors.labels(event.code).inc()
         await connection.send(event.to_wire())
 
     session: Session | None = None
@@ -37,9 +41,9 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
             try:
                 decoded = decode_client(message)
                 if isinstance(decoded, Start):
-                    started = Session(decoded, engines, send)  # a bad start raises before anything changes
+                    started = Session(decoded, workers, stream, send)  # a bad start raises before anything
                     if session is None:
-                        engines.metrics.sessions.inc()
+                        metrics.sessions.inc()
                     else:
                         session.close()
                     session = started
@@ -55,30 +59,28 @@ async def _handle(connection: ServerConnection, engines: Engines) -> None:
                     await session.stop()  # every utterance's result is sent before this returns
                     await connection.close(1000, "stop: all results sent")
                     return
-            except ProtocolError as exc:
-                await send(ErrorEvent(exc.code, exc.message))
-            except InputError as exc:
+            except InputError as exc:  # ProtocolError included: the client hears the code, the session goes on
                 await send(ErrorEvent(exc.code, exc.message))
     except ConnectionClosed:
         pass  # the client vanished: its session goes with it, everyone else carries on
     finally:
         if session is not None:
             session.close()
-            engines.metrics.sessions.dec()
+            metrics.sessions.dec()
 
 
-async def serve_forever(engines: Engines, host: str, port: int) -> None:
-    async with serve(lambda c: _handle(c, engines), host, port, max_size=MAX_MESSAGE_BYTES,
-                     process_request=http_handler(engines)) as server:
+async def serve_forever(workers: Workers, stream: StreamConfig, host: str, port: int) -> None:
+    async with serve(lambda c: _handle(c, workers, stream), host, port, max_size=MAX_MESSAGE_BYTES,
+                     process_request=http_handler(workers)) as server:
         bound = server.sockets[0].getsockname()
         print(f"listening on ws://{bound[0]}:{bound[1]}", file=sys.stderr, flush=True)
         await asyncio.Future()
 
 
-def run_server(engines: Engines, host: str, port: int, event_loop: str = "auto") -> None:
+def run_server(workers: Workers, stream: StreamConfig, host: str, port: int, event_loop: str = "auto") -> None:
     name, _ = loop_factory(event_loop)
     print(f"[serve] event loop: {name}", file=sys.stderr, flush=True)
     try:
-        run(serve_forever(engines, host, port), event_loop)
+        run(serve_forever(workers, stream, host, port), event_loop)
     finally:
-        engines.close()
+        workers.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -15,7 +15,8 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from assistant.server.metrics import CONTENT_TYPE_LATEST
-from assistant.server.session import Engines
+from assistant.server.workers import Workers
+from assistant.text_pipeline import DayBookings
 
 __all__ = ["http_handler", "STATIC"]
 
@@ -42,25 +43,25 @@ def _static(name: str) -> Response:
     return _response(200, "OK", _TYPES[path.suffix], path.read_bytes())
 
 
-def _day(engines: Engines, query: dict[str, list[str]]) -> dict[str, object]:
-    """The rooms and one day's bookings in a time zone (runs in the NLU worker, which owns the store)."""
+def _day_query(query: dict[str, list[str]]) -> tuple[date | None, ZoneInfo]:
     try:
         zone = ZoneInfo(query.get("tz", ["UTC"])[0])
-        day = date.fromisoformat(query["date"][0]) if "date" in query else datetime.now(zone).date()
+        return (date.fromisoformat(query["date"][0]) if "date" in query else None), zone
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ValueError(f"bad date or tz: {exc}") from exc
-    start = datetime.combine(day, time(0), zone)
-    dialogue = engines.pipeline.dialogue
-    found = dialogue.dispatcher.store.bookings(start, start + timedelta(days=1))
+
+
+def _day_json(view: DayBookings) -> dict[str, object]:
+    zone = view.zone
     return {
-        "date": day.isoformat(), "timezone": str(zone),
-        "rooms": [{"key": r.key, "name": r.name, "seats": r.seats} for r in dialogue.rooms.rooms],
+        "date": view.day.isoformat(), "timezone": str(zone),
+        "rooms": [{"key": r.key, "name": r.name, "seats": r.seats} for r in view.rooms],
         "bookings": [{"id": b.id, "room": b.room, "title": b.title, "start": b.start.astimezone(zone).isoformat(),
-                      "end": b.end.astimezone(zone).isoformat()} for b in sorted(found, key=lambda b: b.start)],
+                      "end": b.end.astimezone(zone).isoformat()} for b in view.bookings],
     }
 
 
-def http_handler(engines: Engines) -> Callable[[ServerConnection, Request], Awaitable[Response | None]]:
+def http_handler(workers: Workers) -> Callable[[ServerConnection, Request], Awaitable[Response | None]]:
     async def process_request(connection: ServerConnection, request: Request) -> Response | None:
         if "upgrade" in request.headers.get("Connection", "").lower():
             return None
@@ -70,13 +71,15 @@ def http_handler(engines: Engines) -> Callable[[ServerConnection, Request], Awai
         if url.path.startswith("/static/"):
             return _static(url.path.removeprefix("/static/"))
         if url.path == "/api/day":
-            query = parse_qs(url.query)
             try:
-                return _json(200, "OK", await engines.run_nlu(lambda: _day(engines, query)))
+                day, zone = _day_query(parse_qs(url.query))
             except ValueError as exc:
                 return _json(400, "Bad Request", {"error": str(exc)})
+            # the NLU worker owns the store: the day is read there, between turns
+            view = await workers.run_nlu(lambda: workers.pipeline.day(day or datetime.now(zone).date(), zone))
+            return _json(200, "OK", _day_json(view))
         if url.path == "/metrics":
-            return _response(200, "OK", CONTENT_TYPE_LATEST, engines.metrics.render())
+            return _response(200, "OK", CONTENT_TYPE_LATEST, workers.metrics.render())
         if url.path == "/healthz":
             return _response(200, "OK", "text/plain; charset=utf-8", b"ok\n")
         return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")

@@ -1,9 +1,8 @@
-"""The trained meeting NLU model on disk: found in the cache, or made by the recipe on first use.
+"""The trained meeting NLU model in the cache: found by its key, or made by the recipe on first use.
 
 The cache folder is keyed by everything that changes the model (the recipe's source code, generator and
 training settings, encoder package version), so a changed recipe builds a new model instead of reusing a stale
-one.
-Building happens in a temporary folder renamed into place, under a file lock, so a crash never leaves a
+one. Building happens in a temporary folder renamed into place, under a file lock, so a crash never leaves a
 half-written model and two processes never train at once.
 """
 
@@ -11,41 +10,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from assistant.cache import build_folder, locked
 from assistant.errors import ModelUnavailable
-from assistant.nlu.labels import LabelSet
-from engines.base import JointModelFiles
+from assistant.nlu.model_folder import NLUModel, load_model
 from models.datagen.generator import GeneratorConfig
 from models.encoder import encoder_version
 from models.train_config import TrainConfig
 
-__all__ = ["NLUModel", "RECIPE_VERSION", "model_key", "ensure_meeting_model", "load_model"]
+__all__ = ["RECIPE_VERSION", "RECIPE_SOURCES", "model_key", "ensure_meeting_model"]
 
 RECIPE_VERSION = 1
 
-
-@dataclass(frozen=True)
-class NLUModel:
-    folder: Path
-    files: JointModelFiles
-    labels: LabelSet
-    tokenizer_file: Path
-    manifest: dict[str, Any]
-
-
-_REPO = Path(__file__).resolve().parents[2]
-# The code that decides what the model learns: templates, value renderers, training, export, quantization.
-_RECIPE_SOURCES = ("models/datagen/*.py", "models/train.py", "models/train_config.py", "models/export.py",
-                   "models/quantize.py", "models/recipe.py", "engines/torch_joint.py")
+_REPO = Path(__file__).resolve().parents[1]
+# The code that decides what the model learns: templates, value renderers, training, export, quantization and
+# the accuracy gate that decides whether the INT8 file is kept.
+RECIPE_SOURCES = ("models/datagen/*.py", "models/train.py", "models/train_config.py", "models/export.py",
+                  "models/quantize.py", "models/accuracy_gate.py", "models/recipe.py", "engines/torch_joint.py")
 
 
 def _recipe_digest() -> str:
     digest = hashlib.sha256()
-    for pattern in _RECIPE_SOURCES:
+    for pattern in RECIPE_SOURCES:
         for path in sorted(_REPO.glob(pattern)):
             digest.update(path.relative_to(_REPO).as_posix().encode())
             digest.update(path.read_bytes())
@@ -56,23 +44,6 @@ def model_key(generator: GeneratorConfig, training: TrainConfig) -> str:
     recipe = {"recipe": RECIPE_VERSION, "generator": asdict(generator), "training": asdict(training),
               "encoder": encoder_version(), "sources": _recipe_digest()}
     return "meeting-" + hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def load_model(folder: Path) -> NLUModel:
-    manifest_file = folder / "manifest.json"
-    if not manifest_file.exists():
-        raise ModelUnavailable(f"no trained model in {folder} (manifest.json missing)")
-    labels = LabelSet.load(folder / "labels.json")
-    int8 = folder / "model.int8.onnx"
-    files = JointModelFiles(
-        onnx_fp32=folder / "model.onnx",
-        onnx_int8=int8 if int8.exists() else None,
-        torch_weights=folder / "joint_model.safetensors",
-        encoder_config=folder / "encoder_config.json",
-        num_intents=len(labels.intents),
-        num_slot_labels=len(labels.slot_labels),
-    )
-    return NLUModel(folder, files, labels, folder / "tokenizer.json", json.loads(manifest_file.read_text()))
 
 
 def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: GeneratorConfig | None = None,

@@ -2,8 +2,8 @@
 
 fp32 is the recipe's own model.onnx. fp16 and int8 (Q/DQ) are made from it on first use (models/precision.py),
 each in its own cache folder next to the model, under a lock, renamed into place when complete, with its
-accuracy on the dev split measured by ONNX Runtime against FP32 and written beside it. A file whose intent
-accuracy or slot F1 drops by MAX_DROP_POINTS or more is kept for inspection but refused for use.
+accuracy on the dev split measured by ONNX Runtime against FP32 and written beside it. A file that fails the
+accuracy gate (models/accuracy_gate.py) is kept for inspection but refused for use.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 from assistant.cache import build_folder, locked
 from assistant.errors import ModelUnavailable
-from assistant.nlu.artifacts import NLUModel
+from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
+from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
 
-__all__ = ["PRECISIONS", "MAX_DROP_POINTS", "CALIBRATION_REQUESTS", "PrecisionFile", "ensure_precision_file"]
+__all__ = ["PRECISIONS", "CALIBRATION_REQUESTS", "PrecisionFile", "ensure_precision_file"]
 
 PRECISIONS = ("fp32", "fp16", "int8")
-MAX_DROP_POINTS = 1.0
 CALIBRATION_REQUESTS = 800
 _ACCURACY = "accuracy.json"
 
@@ -53,7 +53,7 @@ def ensure_precision_file(model: NLUModel, precision: str, allow_rejected: bool 
     if not accuracy["accepted"] and not allow_rejected:
         raise ModelUnavailable(
             f"the {precision} model loses too much accuracy against FP32 on dev ({_drops(accuracy)}; the limit "
-            f"is {MAX_DROP_POINTS} point); it is kept in {folder} for inspection")
+            f"is {MAX_DROP_POINTS} points); it is kept in {folder} for inspection")
     return PrecisionFile(precision, folder / "model.onnx", accuracy)
 
 
@@ -81,10 +81,9 @@ def _build(model: NLUModel, precision: str, out: Path) -> None:
     _, dev = generate_splits(generator)
     scores = _dev_scores(model, target, dev, tokenizer)
     fp32 = model.manifest["dev"]["onnx_fp32"]
-    drop = {key: round(fp32[key] - scores[key], 2) for key in ("intent_accuracy", "slot_f1")}
-    accuracy = {"fp32": fp32, precision: scores, "drop": drop,
-                "accepted": all(d < MAX_DROP_POINTS for d in drop.values()), "max_drop_points": MAX_DROP_POINTS,
-                "onnx_bytes": target.stat().st_size}
+    drop = drops(fp32, scores)
+    accuracy = {"fp32": fp32, precision: scores, "drop": drop, "accepted": accepted(drop),
+                "max_drop_points": MAX_DROP_POINTS, "onnx_bytes": target.stat().st_size}
     _say(f"{precision}: intent accuracy {scores['intent_accuracy']:.2f} (FP32 {fp32['intent_accuracy']:.2f}), "
          f"slot F1 {scores['slot_f1']:.2f} (FP32 {fp32['slot_f1']:.2f})")
     (out / _ACCURACY).write_text(json.dumps(accuracy, indent=2) + "\n")

@@ -1,0 +1,127 @@
+"""One speaker's audio stream, sans I/O: client PCM in, what happened out. No asyncio, no clock, no models.
+
+    feed(pcm) -> PCM decoding + resampling -> 20 ms frames -> webrtcvad -> endpointer -> [events]
+
+The events say what the stream's owner should do, in audio time (milliseconds since the first frame):
+an utterance started; a partial transcript is due (the utterance so far); the utterance ended (its audio, for
+the final decode); an utterance was dropped (too little speech). Deciding *when* work is due lives here;
+whether the shared recognizer has room for it, and when the audio arrived on a wall clock, are the owner's
+business (assistant/server/session.py), so this class is tested with scripted frames like the endpointer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from assistant.audio.endpointer import Endpointer, EndpointerConfig, SpeechDropped, SpeechEnded, SpeechStarted
+from assistant.audio.pcm import TARGET_RATE, PcmDecoder
+from assistant.audio.vad import WebRtcVad
+
+__all__ = ["StreamConfig", "VoiceStream", "VoiceDetector", "UtteranceStarted", "PartialDue", "UtteranceEnded",
+           "UtteranceDropped", "StreamEvent"]
+
+
+class VoiceDetector(Protocol):
+    def is_voiced(self, frame: bytes) -> bool: ...
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    endpointer: EndpointerConfig = field(default_factory=EndpointerConfig)
+    vad_aggressiveness: int = 2  # webrtcvad 0 (least) .. 3 (most eager to call audio non-speech)
+    partial_interval_ms: int = 600  # re-decode the growing utterance this often while speech goes on; 0: never
+
+
+@dataclass(frozen=True)
+class UtteranceStarted:
+    utterance: int  # 1, 2, ... within the stream
+    start_ms: int  # where the utterance (with its pre-roll) begins
+
+
+@dataclass(frozen=True)
+class PartialDue:
+    """Time to re-decode the utterance so far (only ever on a voiced frame: never in a pause that may be its end,
+    where a partial decode would hold the recognizer just when the final decode needs it)."""
+
+    utterance: int
+    audio: bytes  # 16 kHz PCM of the utterance so far, pre-roll included
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class UtteranceEnded:
+    utterance: int
+    audio: bytes  # the utterance's 16 kHz PCM, pre-roll included
+    start_ms: int
+    end_ms: int  # where speech ended, before the hangover that confirmed it
+    decided_ms: int  # where the end was decided
+    forced: bool  # cut at the maximum utterance length while speech went on
+
+
+@dataclass(frozen=True)
+class UtteranceDropped:
+    utterance: int
+    start_ms: int
+    reason: str
+
+
+StreamEvent = UtteranceStarted | PartialDue | UtteranceEnded | UtteranceDropped
+
+
+class VoiceStream:
+    def __init__(self, sample_rate: int, channels: int = 1, sample_format: str = "pcm_s16le",
+                 config: StreamConfig | None = None, vad: VoiceDetector | None = None) -> None:
+        """Raises InputError (code unsupported_audio) for a format, rate or channel count it cannot take.
+        `vad`: webrtcvad at the configured aggressiveness unless another detector is given."""
+        self.config = config or StreamConfig()
+        frame_ms = self.config.endpointer.frame_ms
+        self._decoder = PcmDecoder(sample_rate, channels, sample_format, frame_ms)
+        self._vad = vad or WebRtcVad(self.config.vad_aggressiveness, TARGET_RATE, frame_ms)
+        self._endpointer = Endpointer(self.config.endpointer)
+        self.utterance = 0  # the current (or last) utterance's number
+        self.audio_ms = 0  # audio fed so far, in whole frames
+        self._next_partial_ms = 0
+
+    @property
+    def in_speech(self) -> bool:
+        return self._endpointer.in_speech
+
+    def feed(self, pcm: bytes) -> list[StreamEvent]:
+        """Any number of bytes of client audio (a sample may be split across calls)."""
+        return self._frames(self._decoder.feed(pcm))
+
+    def finish(self) -> list[StreamEvent]:
+        """The client's audio ended: what is left of it, and the open utterance ends here."""
+        events = self._frames(self._decoder.flush())
+        return events + [self._event(e) for e in self._endpointer.flush()]
+
+    def _frames(self, frames: list[bytes]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for frame in frames:  # webrtcvad on a 20 ms frame takes microseconds
+            self.audio_ms += self.config.endpointer.frame_ms
+            events += [self._event(e) for e in self._endpointer.push(frame, self._vad.is_voiced(frame))]
+            partial = self._partial_due()
+            if partial is not None:
+                events.append(partial)
+        return events
+
+    def _event(self, event: SpeechStarted | SpeechEnded | SpeechDropped) -> StreamEvent:
+        if isinstance(event, SpeechStarted):
+            self.utterance += 1
+            self._next_partial_ms = self.config.partial_interval_ms
+            return UtteranceStarted(self.utterance, event.start_ms)
+        if isinstance(event, SpeechEnded):
+            return UtteranceEnded(self.utterance, event.audio, event.start_ms, event.end_ms, event.decided_ms,
+                                  event.forced)
+        return UtteranceDropped(self.utterance, event.start_ms, event.reason)
+
+    def _partial_due(self) -> PartialDue | None:
+        interval = self.config.partial_interval_ms
+        speech_ms = self._endpointer.speech_ms  # never the joined audio: that copy per frame grew with the utterance
+        if not interval or not self._endpointer.in_speech or speech_ms < self._next_partial_ms:
+            return None
+        if self._endpointer.pause_ms > 0:
+            return None  # due, and taken on the next voiced frame
+        self._next_partial_ms = speech_ms + interval
+        return PartialDue(self.utterance, self._endpointer.current_audio(), self.audio_ms)

@@ -1,0 +1,162 @@
+"""The app, built in one place: settings -> model, backend, parser, store, dialogue, text pipeline; recognizer,
+workers and the voice stream's settings for the server.
+
+`cli.py` parses arguments and hands settings here; nothing else assembles parts. Finding (or, on first use,
+building) the trained model in the cache is the build side's (models/model_cache.py), imported only when a model
+is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant.booking`) never import `models`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from assistant.audio.endpointer import EndpointerConfig
+from assistant.audio.stream import StreamConfig
+from assistant.booking.dialogue import Dialogue
+from assistant.booking.dispatcher import Dispatcher
+from assistant.booking.interval import TimePolicy
+from assistant.booking.rooms import RoomDirectory
+from assistant.booking.sqlite_store import SqliteStore
+from assistant.config import BookingSettings, Settings
+from assistant.errors import ConfigError
+from assistant.nlu.model_folder import NLUModel
+from assistant.nlu.parser import IntentSlotParser
+from assistant.nlu.tokenizer import WordPieceTokenizer
+from assistant.server.batcher import BatchPolicy
+from assistant.server.workers import LoadPolicy, Workers
+from assistant.text_pipeline import TextPipeline
+from engines.base import BackendOptions, NLUBackend, ShapeProfile
+from engines.registry import create_backend, create_best_backend
+
+__all__ = ["VoiceServer", "shape_profile", "meeting_model", "build_backend", "build_parser", "build_store",
+           "build_text_pipeline", "stream_config", "load_policy", "check_serving", "build_voice_server"]
+
+
+def _say(part: str, message: str) -> None:
+    print(f"[{part}] {message}", file=sys.stderr, flush=True)
+
+
+def shape_profile(settings: Settings) -> ShapeProfile:
+    """[nlu] profile_batch / profile_seq as the GPU backends' shapes, refused clearly when malformed."""
+    batch, seq = settings.nlu.profile_batch, settings.nlu.profile_seq
+    if len(batch) != 3 or len(seq) != 3:
+        raise ConfigError(f"[nlu] profile_batch and profile_seq are [min, opt, max]; got {batch!r}, {seq!r}")
+    try:
+        return ShapeProfile((batch[0], batch[1], batch[2]), (seq[0], seq[1], seq[2]))
+    except ValueError as exc:
+        raise ConfigError(f"[nlu] {exc}") from exc
+
+
+def meeting_model(settings: Settings, rebuild: bool = False) -> NLUModel:
+    """The trained model for these settings: from the cache, or trained now (minutes, with progress)."""
+    from models.model_cache import ensure_meeting_model  # the build side, only when a model is needed
+
+    return ensure_meeting_model(settings.cache_dir, rebuild=rebuild)
+
+
+def build_backend(settings: Settings, model: NLUModel, verbose: bool = False) -> NLUBackend:
+    nlu = settings.nlu
+    options = BackendOptions(nlu.precision, nlu.threads, shape_profile(settings))
+    if nlu.backend != "auto":
+        backend = create_backend(nlu.backend, model.files, options)
+    else:
+        backend, passed_over = create_best_backend(model.files, options)
+        if verbose:
+            for name, reason in passed_over.items():
+                _say("nlu", f"not {name}: {reason}")
+    if verbose:
+        _say("nlu", f"{backend.info().describe()} from {model.folder}")
+    return backend
+
+
+def build_parser(settings: Settings, model: NLUModel | None = None, verbose: bool = False) -> IntentSlotParser:
+    nlu = settings.nlu
+    model = model or meeting_model(settings)
+    return IntentSlotParser(
+        build_backend(settings, model, verbose), WordPieceTokenizer(model.tokenizer_file), model.labels,
+        min_confidence=nlu.min_confidence, max_tokens=nlu.max_tokens, max_chars=nlu.max_chars,
+        batch_size=nlu.batch_size,
+    )
+
+
+def _time_policy(booking: BookingSettings) -> TimePolicy:
+    for name in ("morning_hours", "afternoon_hours"):
+        hours = getattr(booking, name)
+        if len(hours) != 2 or not all(isinstance(h, int) and 1 <= h <= 12 for h in hours) or hours[0] > hours[1]:
+            raise ConfigError(f"[booking] {name} must be [first, last] clock hours 1-12, got {hours!r}")
+    return TimePolicy(range(booking.morning_hours[0], booking.morning_hours[1] + 1),
+                      range(booking.afternoon_hours[0], booking.afternoon_hours[1] + 1),
+                      timedelta(minutes=booking.default_duration_minutes))
+
+
+def build_store(settings: Settings, store_file: Path | None = None, commit: bool = True) -> SqliteStore:
+    """With commit=False (a dry run) a store file that does not exist yet is not created: an empty in-memory
+    store stands in for it."""
+    path = store_file or settings.store_file
+    return SqliteStore(path if commit or path.exists() else Path(":memory:"))
+
+
+def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, commit: bool = True,
+                        parser: IntentSlotParser | None = None, verbose: bool = False) -> TextPipeline:
+    """`parser`: an already built one (tests and benchmarks share one); by default, the configured model's."""
+    policy = _time_policy(settings.booking)  # refused before minutes of model loading, not after
+    rooms = RoomDirectory.load(settings.rooms_file)
+    parser = parser or build_parser(settings, verbose=verbose)
+    store = build_store(settings, store_file, commit)
+    dialogue = Dialogue(Dispatcher(store, rooms), rooms, policy,
+                        timedelta(seconds=settings.booking.conversation_idle_seconds))
+    return TextPipeline(parser, dialogue, store, rooms)
+
+
+def stream_config(settings: Settings) -> StreamConfig:
+    audio = settings.audio
+    endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
+                                  min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
+    return StreamConfig(endpointer, audio.vad_aggressiveness, audio.partial_interval_ms)
+
+
+def load_policy(settings: Settings) -> LoadPolicy:
+    serving = settings.serving
+    return LoadPolicy(BatchPolicy(serving.asr_max_batch, serving.asr_max_delay_us),
+                      BatchPolicy(serving.nlu_max_batch, serving.nlu_max_delay_us), settings.audio.partial_budget_ms)
+
+
+def check_serving(settings: Settings) -> None:
+    """What `serve` can refuse before minutes of model loading, refused now."""
+    from assistant.event_loop import loop_factory
+
+    try:
+        loop_factory(settings.serving.event_loop)
+    except (ValueError, ImportError) as exc:
+        raise ConfigError(f"[serving] event_loop: {exc}") from exc
+    _time_policy(settings.booking)
+
+
+@dataclass(frozen=True)
+class VoiceServer:
+    workers: Workers
+    stream: StreamConfig
+
+
+def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None
+                       ) -> VoiceServer:
+    """Models loaded and warm: the recognizer's first decode is paid here, not by someone's first command."""
+    asr = settings.asr
+    if asr.device == "cuda":
+        from assistant.asr.cuda_libs import reexec_with_cublas12_links
+
+        reexec_with_cublas12_links(settings.cache_dir)  # before anything loads CTranslate2
+    from assistant.asr.whisper import WhisperRecognizer
+
+    pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
+    model = asr_model or asr.model
+    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
+    _say("asr", f"faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size})")
+    recognizer.warm_up()
+    policy = load_policy(settings)
+    _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
+                  f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")
+    return VoiceServer(Workers(recognizer, pipeline, policy), stream_config(settings))

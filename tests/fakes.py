@@ -1,0 +1,102 @@
+"""Stand-ins for the collaborators of the server's units (sessions, workers, the stream): a recognizer and an NLU
+backend with scripted answers and costs, and a VAD with scripted decisions. What a test claims to test is always
+the real thing; these only replace the models around it. The real models run in the end-to-end tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from assistant.config import Settings
+from assistant.domain import INTENTS, SLOT_NAMES, bio_labels
+from assistant.nlu.labels import LabelSet
+from assistant.nlu.parser import IntentSlotParser
+from assistant.nlu.tokenizer import WordPieceTokenizer
+from assistant.text_pipeline import TextPipeline
+from assistant.wiring import build_text_pipeline
+from engines.base import BackendInfo, Logits
+from models.encoder import encoder_dir
+
+__all__ = ["FakeRecognizer", "FakeNLUBackend", "ScriptedVad", "fake_pipeline", "break_dialogue", "LABELS"]
+
+LABELS = LabelSet(INTENTS, tuple(bio_labels(SLOT_NAMES)))
+
+
+class FakeRecognizer:
+    """Answers every decode with `reply(pcm)` after holding its thread for `seconds` per utterance (a CPU decodes
+    a batch one utterance after another); notes the length of each utterance it was given."""
+
+    model_name, device, compute_type = "fake", "cpu", "none"
+
+    def __init__(self, reply: Callable[[bytes], str] | str = "", seconds: float = 0.0) -> None:
+        self._reply = reply if callable(reply) else (lambda _pcm: reply)
+        self.seconds = seconds
+        self.lengths: list[int] = []
+        self._lock = threading.Lock()
+
+    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
+        texts = []
+        for pcm in pcms:
+            time.sleep(self.seconds)
+            with self._lock:
+                self.lengths.append(len(pcm))
+            texts.append(self._reply(pcm))
+        return texts
+
+
+class FakeNLUBackend:
+    """The engines.base protocol with scripted logits: every request is `intent` with probability about 0.99 and
+    no slot; counts its calls and their batch sizes."""
+
+    def __init__(self, intent: str = "book_meeting") -> None:
+        self.intent = LABELS.intents.index(intent)
+        self.calls: list[int] = []
+
+    def run(self, input_ids: NDArray[np.int64], attention_mask: NDArray[np.int64]) -> Logits:
+        batch, seq = input_ids.shape
+        self.calls.append(batch)
+        intents = np.zeros((batch, len(LABELS.intents)), np.float32)
+        intents[:, self.intent] = 6.0
+        slots = np.zeros((batch, seq, len(LABELS.slot_labels)), np.float32)
+        slots[:, :, 0] = 6.0  # "O" everywhere
+        return intents, slots
+
+    def info(self) -> BackendInfo:
+        return BackendInfo("fake", "cpu", "fp32", "scripted logits")
+
+    def close(self) -> None:
+        pass
+
+
+def fake_pipeline(settings: Settings, store: Path, backend: FakeNLUBackend | None = None) -> TextPipeline:
+    """The real text pipeline (tokenizer, parser, dialogue, SQLite store) around a scripted backend."""
+    parser = IntentSlotParser(backend or FakeNLUBackend(), WordPieceTokenizer(encoder_dir() / "tokenizer.json"),
+                              LABELS)
+    return build_text_pipeline(settings, store, parser=parser)
+
+
+def break_dialogue(pipeline: TextPipeline, fails: Callable[[str], bool]) -> None:
+    """The dialogue step raises "store went away" for the turns `fails(conversation)` picks; others go on."""
+    real_turn = pipeline.dialogue.turn
+
+    def turn(conversation: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if fails(conversation):
+            raise RuntimeError("store went away")
+        return real_turn(conversation, *args, **kwargs)
+
+    pipeline.dialogue.turn = turn  # type: ignore[method-assign]
+
+
+class ScriptedVad:
+    """Voice decisions from a script, one per frame: 'x' voiced, '.' not."""
+
+    def __init__(self, script: Iterable[str]) -> None:
+        self._decisions = iter("".join(script))
+
+    def is_voiced(self, frame: bytes) -> bool:
+        return next(self._decisions) == "x"
