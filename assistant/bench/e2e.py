@@ -43,7 +43,9 @@ __all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "E2EBenchOption
 # The reference time and zone the corpus's expected results were written for (tests/data/corpus/requests.json).
 CORPUS_NOW = "2026-12-02T10:00:00"
 CORPUS_TZ = "Europe/Berlin"
-CLIENT_STAGES = ("speech_end", "transcript", "intent", "result")  # client-clock events, in pipeline order
+# client-clock events, in pipeline order: the stage each is measured as
+CLIENT_STAGES: dict[str, type[ServerEvent]] = {"speech_end": SpeechEnd, "transcript": Transcript,
+                                               "intent": IntentEvent, "result": ResultEvent}
 SERVER_STAGES = ("speech_end_decided", "transcript", "intent", "result")  # the `latency` event's stamps
 TAIL_MS = 800  # silence streamed after each request: the endpointer needs its hangover of it to decide
 GROWTH_LIMIT_S = 1.0  # latency that rises by more than this over one point (trend line) is falling behind
@@ -119,9 +121,6 @@ def _event(by_type: dict[type[ServerEvent], Received], kind: type[E]) -> E | Non
     return found.event if found is not None and isinstance(found.event, kind) else None
 
 
-_CLIENT_EVENTS = {"speech_end": SpeechEnd, "transcript": Transcript, "intent": IntentEvent, "result": ResultEvent}
-
-
 def measure_request(client: int, item: CorpusItem, sent_at_s: float, received: Sequence[Received], finished: bool
                     ) -> list[Measurement]:
     """Turn one request's server events into one measurement per utterance. `finished`: the server closed the
@@ -133,7 +132,7 @@ def measure_request(client: int, item: CorpusItem, sent_at_s: float, received: S
         mine: dict[type[ServerEvent], Received] = {
             type(r.event): r for r in received if getattr(r.event, "utterance", None) == utterance}
         m = Measurement(client, item.file, sent_at_s)
-        for stage, kind in _CLIENT_EVENTS.items():
+        for stage, kind in CLIENT_STAGES.items():
             if kind in mine:
                 m.stages_s[stage] = round(mine[kind].t - end_s, 4)
         latency, intent, result = _event(mine, Latency), _event(mine, IntentEvent), _event(mine, ResultEvent)
@@ -351,14 +350,16 @@ class E2EBenchOptions:
     json: Path | None = None
     plot: Path | None = None
 
+    def __post_init__(self) -> None:
+        if not self.clients or min(self.clients) < 1:
+            raise ConfigError(f"--clients {','.join(map(str, self.clients))!r}: give client counts like 1,2,4,8")
+
 
 def run_e2e_bench(run: E2EBenchOptions) -> int:
     """The CLI's `bench e2e`: spawn a server (or use --url), run the sweep, print, write JSON and a plot."""
     from assistant.server.spawn import spawn_server
 
     corpus = load_corpus(run.corpus)
-    if not run.clients or min(run.clients) < 1:
-        raise ConfigError(f"--clients {','.join(map(str, run.clients))!r}: give client counts like 1,2,4,8")
     scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
     server, url = (None, run.url) if run.url else spawn_server(
         run.store or scratch / "bookings.sqlite",

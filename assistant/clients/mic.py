@@ -11,8 +11,7 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
-from assistant.clients.send import Received
-from assistant.errors import ProtocolError
+from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
     Partial,
@@ -22,7 +21,6 @@ from assistant.events import (
     Start,
     Stop,
     Transcript,
-    decode_server,
 )
 
 __all__ = ["run_mic"]
@@ -83,10 +81,8 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
             producer = asyncio.create_task(produce())
             try:
                 async for message in ws:
-                    try:
-                        event = decode_server(message)
-                    except ProtocolError as exc:  # a newer server's event: say so, keep listening
-                        print(f"assistant mic: skipped a server message ({exc})", file=sys.stderr, flush=True)
+                    event = read_event(message, "mic")
+                    if event is None:
                         continue
                     if isinstance(event, SpeechEnd):
                         speech_end_at[event.utterance] = t0 + event.audio_ms / 1000

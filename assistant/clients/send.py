@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from assistant.errors import InputError, ProtocolError
 from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server, server_event
 
-__all__ = ["send_wav", "read_wav", "stream_audio", "Received", "FATAL_CODES"]
+__all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "Received", "FATAL_CODES"]
 
 FATAL_CODES = ("bad_start", "unsupported_audio")  # the server cannot use this stream at all
 
@@ -42,6 +42,16 @@ class Received:
     def from_line(cls, line: str) -> Received:
         data: dict[str, Any] = json.loads(line)
         return cls(server_event(data), float(data.get("t", 0.0)))
+
+
+def read_event(message: str | bytes, client: str) -> ServerEvent | None:
+    """A server message through the codec; one this client cannot read (a newer server's event) is skipped
+    with a note on standard error, and the client keeps listening."""
+    try:
+        return decode_server(message)
+    except ProtocolError as exc:
+        print(f"assistant {client}: skipped a server message ({exc})", file=sys.stderr, flush=True)
+        return None
 
 
 def read_wav(path: Path) -> tuple[bytes, int, int]:
@@ -78,10 +88,8 @@ async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event:
         try:
             async for message in ws:
                 t = round(time.monotonic() - t0, 4) if t0 is not None else 0.0
-                try:
-                    event = decode_server(message)
-                except ProtocolError as exc:  # a newer server's event: say so, keep listening
-                    print(f"assistant send: skipped a server message ({exc})", file=sys.stderr)
+                event = read_event(message, "send")
+                if event is None:
                     continue
                 on_event(Received(event, t))
                 if isinstance(event, ErrorEvent) and event.code in FATAL_CODES:
