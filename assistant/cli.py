@@ -244,7 +244,7 @@ def _cmd_bench_nlu(args: argparse.Namespace) -> int:
     backends = tuple((name, precision or "auto") for name, _, precision in
                      (spec.strip().partition(":") for spec in args.backends.split(",") if spec.strip()))
     options = NLUBenchOptions(backends, _counts("--batch-sizes", args.batch_sizes), args.seconds, args.threads,
-                              args.json, args.plot)
+                              args.json, args.plot, args.whole_path)
     return run_nlu_bench(_settings(args), options)
 
 
@@ -262,10 +262,16 @@ def _cmd_bench_e2e(args: argparse.Namespace) -> int:
         args.asr_model, args.store, args.config, args.aim, args.json, args.plot))
 
 
+def _cmd_bench_expressions(args: argparse.Namespace) -> int:
+    from assistant.bench.expressions import ExpressionBenchOptions, run_expression_bench
+
+    return run_expression_bench(_settings(args), ExpressionBenchOptions(args.json, not args.no_duckling))
+
+
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
     from models.atis import AtisBenchOptions, run_atis_benchmark
 
-    return run_atis_benchmark(AtisBenchOptions(args.epochs, args.json))
+    return run_atis_benchmark(AtisBenchOptions(args.epochs, args.json, args.device, args.lr, args.train_embeddings))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -340,6 +346,9 @@ def _parser() -> argparse.ArgumentParser:
     nlu.add_argument("--threads", type=int, default=0, help="CPU threads per call (0: runtime default)")
     nlu.add_argument("--json", type=Path, help="write the report here")
     nlu.add_argument("--plot", type=Path, help="write a PNG of latency per backend and batch size here")
+    nlu.add_argument("--whole-path", action="store_true",
+                     help="also time the whole text path (tokenize .. guard .. dispatch) against the model call "
+                          "alone, one request at a time, on the first backend")
     nlu.set_defaults(func=_cmd_bench_nlu)
 
     voice = bench.add_parser("voice", help="voice-to-action latency of the spoken corpus, real time")
@@ -376,9 +385,18 @@ def _parser() -> argparse.ArgumentParser:
     e2e.add_argument("--json", type=Path, help="write the report here")
     e2e.add_argument("--plot", type=Path, help="write a PNG here")
     e2e.set_defaults(func=_cmd_bench_e2e)
+    expr = bench.add_parser("expressions", parents=[common],
+                            help="the time-expression table through the text path (exact / asked / wrong), "
+                                 "Duckling beside it")
+    expr.add_argument("--json", type=Path, help="write the report here")
+    expr.add_argument("--no-duckling", action="store_true", help="skip the Duckling comparison")
+    expr.set_defaults(func=_cmd_bench_expressions)
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
-    atis.add_argument("--epochs", type=int, default=10)
+    atis.add_argument("--epochs", type=int, default=20)
     atis.add_argument("--json", type=Path, help="write the scores here")
+    atis.add_argument("--device", default="cpu", help="cpu | cuda (train on the GPU)")
+    atis.add_argument("--lr", type=float, default=1e-4, help="learning rate")
+    atis.add_argument("--train-embeddings", action="store_true", help="train the word-embedding table too")
     atis.set_defaults(func=_cmd_bench_atis)
     return top
 

@@ -37,6 +37,7 @@ class BookingSettings:
     morning_hours: list[int] = field(default_factory=lambda: [8, 11])  # bare hours read as am (inclusive)
     afternoon_hours: list[int] = field(default_factory=lambda: [1, 7])  # bare hours read as pm (inclusive)
     conversation_idle_seconds: int = 300
+    max_hours: float = 10.0  # a longer booking is a question, never a command (the guard)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class ASRSettings:
     device: str = "cpu"
     compute_type: str = "int8"
     beam_size: int = 1
+    hotwords: bool = True  # prime the recognizer with the room names and the domain's verbs
 
 
 @dataclass(frozen=True)

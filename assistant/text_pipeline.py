@@ -99,11 +99,17 @@ class TextPipeline:
             return TurnOutcome(turn, understood, Rejected(understood.message))
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
         guess = understood.guess
+        unsure = False
         try:
             if guess is not None and self.dialogue.expects_answer(turn.conversation):
                 # "at 3 pm" alone is a weak request but a fine answer to "At what time?"
                 intent, slots = guess.intent, [(s.name, s.text) for s in guess.slots]
-            result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now, commit=commit)
+            elif guess is not None and guess.intent == "book_meeting" and guess.slots:
+                # A borderline booking ("book Denali" at 0.4) is asked about rather than rejected: what it would
+                # book is proposed, and "yes" books it.
+                intent, slots, unsure = guess.intent, [(s.name, s.text) for s in guess.slots], True
+            result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now, commit=commit,
+                                        unsure=unsure)
         except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
             return TurnOutcome(turn, understood, None, exc)
         return TurnOutcome(turn, understood, result)

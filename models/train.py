@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -73,18 +74,22 @@ def deterministic_kernels() -> Iterator[None]:
 
 
 def train_joint_model(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer,
-                      labels: LabelSet, config: TrainConfig, desc: str = "training") -> JointIntentSlotModel:
+                      labels: LabelSet, config: TrainConfig, desc: str = "training", device: str = "cpu"
+                      ) -> JointIntentSlotModel:
+    """`device`: "cpu" (the meeting model's recipe, bit-reproducible) or "cuda" (benchmarks such as ATIS)."""
+    if device.startswith("cuda"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS needs a fixed workspace
     with deterministic_kernels():
-        return _train(encoder_dir, features, tokenizer, labels, config, desc)
+        return _train(encoder_dir, features, tokenizer, labels, config, desc, torch.device(device))
 
 
 def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer, labels: LabelSet,
-           config: TrainConfig, desc: str) -> JointIntentSlotModel:
+           config: TrainConfig, desc: str, device: torch.device) -> JointIntentSlotModel:
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model = JointIntentSlotModel.from_pretrained_encoder(
         encoder_dir, len(labels.intents), len(labels.slot_labels), config.dropout
-    )
+    ).to(device)
     model.encoder.embeddings.word_embeddings.weight.requires_grad_(not config.freeze_word_embeddings)
     no_decay = ("bias", "LayerNorm.weight")
     trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -106,7 +111,8 @@ def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceT
         for epoch in range(config.epochs):
             rng.shuffle(order)
             for start in range(0, len(order), config.batch_size):
-                ids, mask, intents, slots = _tensors(order[start : start + config.batch_size], tokenizer, labels)
+                batch = _tensors(order[start : start + config.batch_size], tokenizer, labels)
+                ids, mask, intents, slots = (t.to(device) for t in batch)
                 intent_logits, slot_logits = model(ids, mask)
                 loss = loss_fn(intent_logits, intents) + loss_fn(slot_logits.flatten(0, 1), slots.flatten())
                 optimizer.zero_grad(set_to_none=True)
@@ -120,10 +126,12 @@ def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceT
 
 
 def torch_runner(model: JointIntentSlotModel) -> RunFn:
+    device = next(model.parameters()).device
+
     def run(ids: NDArray[np.int64], mask: NDArray[np.int64]) -> Logits:
         with torch.inference_mode():
-            intent, slots = model(torch.from_numpy(ids), torch.from_numpy(mask))
-        return intent.numpy(), slots.numpy()
+            intent, slots = model(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
+        return intent.cpu().numpy(), slots.cpu().numpy()
 
     return run
 

@@ -29,7 +29,7 @@ def test_bench_nlu_reports_every_backend_and_batch(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "assistant", "bench", "nlu", "--seconds", "0.05", "--batch-sizes", "1,4",
          "--backends", "onnxruntime:fp32,torch-eager,no-such-backend", "--json", str(out),
-         "--plot", str(tmp_path / "nlu.png")],
+         "--plot", str(tmp_path / "nlu.png"), "--whole-path"],
         capture_output=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     report = json.loads(out.read_text())
@@ -38,5 +38,24 @@ def test_bench_nlu_reports_every_backend_and_batch(tmp_path: Path) -> None:
     assert all(r["n"] >= 20 and 0 < r["p50_ms"] <= r["p99_ms"] for r in report["rows"])
     assert "unknown backend" in report["skipped"]["no-such-backend:auto"]
     assert report["machine"]["cores"] >= 1
+    path = report["whole_path"]  # the first backend measured, one request at a time
+    assert path["backend"] == "onnxruntime" and path["requests"] >= 20
+    assert 0 < path["model_call"]["p50_ms"] < path["whole_text_path"]["p50_ms"]  # the path includes the call
     assert "speed-up vs torch-eager" in proc.stdout.decode()
     assert (tmp_path / "nlu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.usefixtures("meeting_model")
+def test_bench_expressions_counts_every_row_and_sets_duckling_beside_it(tmp_path: Path) -> None:
+    from assistant.bench.expression_table import expressions
+
+    out = tmp_path / "expressions.json"
+    proc = subprocess.run([sys.executable, "-m", "assistant", "bench", "expressions", "--json", str(out)],
+                          capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(out.read_text())
+    rows = len(expressions())
+    assert report["rows"] == rows and sum(report["ours"]["counts"].values()) == rows
+    assert len(report["misses"]) == rows - report["ours"]["counts"]["exact"]
+    duckling = report["duckling"]  # installed by `make test` (requirements/bench.txt)
+    assert sum(duckling["counts"].values()) == rows and duckling["per_call"]["n"] == rows

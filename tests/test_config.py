@@ -65,3 +65,13 @@ def test_the_gpu_config_loads_and_asks_for_the_gpu_path() -> None:
     assert settings.nlu.backend == "auto" and settings.asr.device == "cuda"
     assert settings.asr.compute_type == "float16" and settings.serving.asr_max_batch > 1
     assert settings.rooms_file == DEFAULT_CONFIG.parent / "rooms.toml"
+
+
+@pytest.mark.parametrize("hours", ["0", "-1", "25"])
+def test_max_hours_out_of_range_is_refused_before_any_model_loads(tmp_path: Path, hours: str) -> None:
+    from assistant.wiring import build_text_pipeline
+
+    path = tmp_path / "c.toml"
+    path.write_text(f"[booking]\nmax_hours = {hours}\n")
+    with pytest.raises(ConfigError, match="max_hours"):
+        build_text_pipeline(load_settings(path, {"HOME": str(tmp_path)}), tmp_path / "b.sqlite")

@@ -191,3 +191,72 @@ def test_availability_says_when_a_free_room_is_too_small(dialogue: Dialogue) -> 
             [("room", "fuji"), ("date", "tomorrow"), ("start_time", "10"), ("people_count", "6")])
     assert isinstance(r, Answer) and r.data["available"] is True and r.data["fits"] is False
     assert "seats 4" in r.text and "denali" in r.data["free_rooms"]
+
+
+def test_a_short_request_asks_for_what_is_missing_then_books_the_named_room(dialogue: Dialogue) -> None:
+    asked = say(dialogue, "book denali", "book_meeting", [("room", "denali")])
+    assert isinstance(asked, Clarify) and asked.missing == ("date", "start_time")
+    booked = say(dialogue, "tomorrow at three pm for an hour", "book_meeting",
+                 [("date", "tomorrow"), ("start_time", "three pm"), ("duration", "an hour")])
+    assert isinstance(booked, Command) and booked.committed and booked.room == "denali"
+    assert (booked.start.isoformat(), booked.end.isoformat()) == ("2026-12-03T15:00:00+01:00",
+                                                                  "2026-12-03T16:00:00+01:00")
+
+
+def test_a_fragment_amends_the_open_request(dialogue: Dialogue) -> None:
+    assert isinstance(say(dialogue, "book fuji tomorrow", "book_meeting", [("room", "fuji"), ("date", "tomorrow")]),
+                      Clarify)
+    still = say(dialogue, "for an hour", "out_of_scope", [])  # a length, not the time asked for: kept, asked again
+    assert isinstance(still, Clarify) and still.missing == ("start_time",)
+    booked = say(dialogue, "from 11", "out_of_scope", [])
+    assert isinstance(booked, Command) and booked.room == "fuji"
+    assert (booked.start.isoformat(), booked.end.isoformat()) == ("2026-12-03T11:00:00+01:00",
+                                                                  "2026-12-03T12:00:00+01:00")
+
+
+def test_a_fragment_that_starts_a_conversation_asks_which_room(dialogue: Dialogue) -> None:
+    asked = say(dialogue, "tomorrow at 3 for an hour", "book_meeting",
+                [("date", "tomorrow"), ("start_time", "3"), ("duration", "an hour")])
+    assert isinstance(asked, Clarify) and asked.missing == ("room",) and "Denali" in asked.question
+    booked = say(dialogue, "Everest", "out_of_scope", [])
+    assert isinstance(booked, Command) and booked.room == "everest" and booked.start.hour == 15
+    picked = say(dialogue, "book a room for 4 people tomorrow at 3", "book_meeting",  # a request, not a fragment
+                 [("people_count", "4"), ("date", "tomorrow"), ("start_time", "3")], conv="c2")
+    assert isinstance(picked, Command) and picked.room != "everest"
+
+
+def test_a_fragment_answers_a_pending_move(dialogue: Dialogue) -> None:
+    booked = say(dialogue, "book fuji tomorrow at 10 for the retro", "book_meeting",
+                 [("room", "fuji"), ("date", "tomorrow"), ("start_time", "10"), ("title", "retro")])
+    assert isinstance(booked, Command) and booked.committed
+    asked = say(dialogue, "move the retro", "reschedule_meeting", [("title", "retro")])
+    assert isinstance(asked, Clarify) and asked.missing == ("new_time",)
+    moved = say(dialogue, "friday at 3", "book_meeting", [("date", "friday"), ("start_time", "3")])
+    assert isinstance(moved, Command) and moved.action == "reschedule_meeting" and moved.new_start is not None
+    assert moved.new_start.isoformat() == "2026-12-04T15:00:00+01:00"
+
+
+def test_a_weak_reading_is_proposed_and_yes_books_it(dialogue: Dialogue) -> None:
+    slots = [("room", "denali"), ("date", "tomorrow"), ("start_time", "3 pm")]
+    proposed = dialogue.turn("c1", "book denali tomorrow at 3 pm", "book_meeting", slots, NOW, commit=True,
+                             unsure=True)
+    assert isinstance(proposed, Clarify) and proposed.missing == ("confirmation",)
+    assert "Did you want to book Denali" in proposed.question
+    assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []
+    booked = say(dialogue, "yes", "out_of_scope", [])
+    assert isinstance(booked, Command) and booked.committed and booked.room == "denali" and booked.start.hour == 15
+
+
+@pytest.mark.parametrize(("reply", "missing", "slots"), [
+    ("for an hour", ("start_time",), [("duration", "an hour")]),
+    ("from 11", ("date",), [("start_time", "11")]),
+    ("until 5 pm", ("start_time",), [("end_time", "5 pm")]),
+    ("in an hour", ("start_time",), [("start_time", "in an hour")]),
+    ("in an hour", ("new_time",), [("new_time", "in an hour")]),
+    ("and make it 45 minutes", ("start_time",), [("duration", "45 minutes")]),
+])
+def test_a_fragment_is_read_by_the_word_before_it(dialogue: Dialogue, reply: str, missing: tuple[str, ...],
+                                                  slots: Slots) -> None:
+    from assistant.booking.dialogue import read_answer
+
+    assert read_answer(reply, missing, dialogue.rooms, NOW) == slots

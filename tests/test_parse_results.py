@@ -85,3 +85,85 @@ def test_recognizer_writing_works_like_typing(settings: Settings, meeting_model:
             for i, t in enumerate([typed, recognized]))
     assert isinstance(a, Command) and isinstance(b, Command)
     assert (a.action, a.room, a.start, a.end) == (b.action, b.room, b.start, b.end)
+
+
+@pytest.fixture(scope="module")
+def dry_pipeline(settings: Settings, parser: Any) -> Any:
+    from assistant.wiring import build_text_pipeline
+
+    return build_text_pipeline(settings, Path(":memory:"), commit=False, parser=parser)
+
+
+def _result(pipeline: Any, text: str, conversation: str) -> dict[str, Any]:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from assistant.text_pipeline import Turn
+
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    outcome = pipeline.act_many([Turn(text, conversation, now)], commit=False)[0]
+    result: dict[str, Any] = outcome.result.to_dict()
+    assert_valid_result(result)
+    return result
+
+
+@pytest.mark.parametrize(("text", "missing"), [
+    ("book Denali", ["date", "start_time"]), ("reserve a room tomorrow", ["start_time"]),
+    ("reserve a room for tomorrow", ["start_time"]), ("book Everest", ["date", "start_time"]),
+])
+def test_short_requests_are_bookings_that_ask(dry_pipeline: Any, text: str, missing: list[str]) -> None:
+    result = _result(dry_pipeline, text, f"short-{text}")
+    assert result["type"] == "clarify" and result["missing"] == missing, result
+
+
+# The examples the issue found (each: the right command, or a question; never a command for another time).
+ISSUE_EXAMPLES = {
+    "book Everest tomorrow at a quarter past 3pm": "2026-12-03T15:15:00+01:00",
+    "book Everest tomorrow at 20 minutes to 2pm": "2026-12-03T13:40:00+01:00",
+    "book Everest tomorrow at 15 to noon": "2026-12-03T11:45:00+01:00",
+    "book Everest on Fri, Sep 20 at 10am": None,  # the 20th of September 2027 is a Monday: asked
+    "book Everest 9 tomorrow": "2026-12-03T09:00:00+01:00",
+    "book Everest tomorrow for 9am": "2026-12-03T09:00:00+01:00",
+    "book Everest tomorrow at 3p": "2026-12-03T15:00:00+01:00",
+    "book Everest tomorrow at 3:15p": "2026-12-03T15:15:00+01:00",
+    "book Everest tomorrow 9a to 11a": "2026-12-03T09:00:00+01:00",
+    "book Everest tomorrow at half three": "2026-12-03T15:30:00+01:00",
+    "book Everest tomorrow at 16h": "2026-12-03T16:00:00+01:00",
+    "book Everest tomorrow 15h30-18h": "2026-12-03T15:30:00+01:00",
+    "book Everest tomorrow at 4 in the PM": "2026-12-03T16:00:00+01:00",
+    "book Everest wednesday of this week at 3pm": "2026-12-02T15:00:00+01:00",
+    "book Everest the 20th of next month at 10am": "2027-01-20T10:00:00+01:00",
+    "book Everest tomorrow at 07:00 PM": "2026-12-03T19:00:00+01:00",
+    "book Everest last friday of october at 10am": "2027-10-29T10:00:00+02:00",
+    "book Everest in one hour": "2026-12-02T11:00:00+01:00",
+    "book Everest in 7 days at 5pm": "2026-12-09T17:00:00+01:00",
+    "book Everest a week from tomorrow at 9am": "2026-12-10T09:00:00+01:00",
+}
+
+
+@pytest.mark.parametrize("text", list(ISSUE_EXAMPLES))
+def test_the_issues_time_examples_are_right_or_asked(dry_pipeline: Any, text: str) -> None:
+    result = _result(dry_pipeline, text, f"issue-{text}")
+    expected = ISSUE_EXAMPLES[text]
+    if result["type"] == "command":
+        assert result["executable"] and result["command"]["room"] == "everest", result
+        assert expected is not None and result["command"]["start"] == expected, result
+    else:
+        assert result["type"] == "clarify", result
+
+
+def test_the_expression_table_through_the_model_books_no_wrong_time(dry_pipeline: Any) -> None:
+    """No command for a wrong time, ever; and nearly all of the table exactly right, the rest asked. (The aim is
+    97 %; `assistant bench expressions` measured 97.0 % on an AMD EPYC, 2026-12-03. The bar here leaves one point
+    for other processors, whose int8 kernels round differently.)"""
+    from collections import Counter
+
+    from assistant.bench.expression_table import expressions
+    from assistant.bench.expressions import table_outcomes
+
+    judged = table_outcomes(dry_pipeline, expressions())
+    counts = Counter(verdict for _, verdict, _ in judged)
+    wrong = [(row.request, result.to_dict() if result else None) for row, verdict, result in judged
+             if verdict in ("wrong", "rejected")]
+    assert not wrong, wrong
+    assert counts["exact"] >= 0.96 * len(judged), counts

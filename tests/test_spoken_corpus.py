@@ -57,8 +57,8 @@ def test_spoken_requests_give_their_expected_results(own_server: str) -> None:
         if problems:
             transcript = next((e["text"] for e in events if e["type"] == "transcript"), "")
             wrong[item["file"]] = f"{item['text']!r} heard as {transcript!r}: {', '.join(problems)}"
-    # tiny.en mishears one of the 30 as of 2026-12 (r15: "Book Denali" -> "Booked in Ollie", which then gets a
-    # "which room?" question, the right answer to what was heard); more than one miss is a regression.
+    # Without [asr] hotwords tiny.en misheard one of the 30 (r15: "Book Denali" -> "Booked in Ollie"); with the room
+    # names as hotwords it hears all 30 here (2026-12-03). One miss is allowed, as int8 kernels differ by processor.
     report = "\n".join(f"{k}: {v}" for k, v in wrong.items())
     assert len(wrong) <= 1, report
     print(f"{len(items) - len(wrong)}/{len(items)} spoken requests right\n{report}")

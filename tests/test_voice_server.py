@@ -148,3 +148,18 @@ def test_microphone_client_through_an_alsa_device_that_plays_a_wav(own_server: s
     assert (result["result"]["committed"], command["room"], command["start"], command["end"]) == (
         True, "everest", "2026-12-03T09:00:00+01:00", "2026-12-03T10:00:00+01:00")
     assert "voice-to-action:" in proc.stderr
+
+
+def test_a_spoken_short_request_then_its_time_books_the_named_room(own_server: str) -> None:
+    """"Book Denali." ... "Tomorrow at three p.m. for an hour.": the first turn asks, the second fills it, and
+    the room booked is the one named in the first turn (not the smallest free one)."""
+    events = send(own_server, DATA / "book_denali_then_time.wav", "--fast")
+    results = [e["result"] for e in of(events, "result")]
+    assert len(results) == 2, [normalized(e["text"]) for e in of(events, "transcript")]
+    for result in results:
+        assert_valid_result(result)
+    assert results[0]["type"] == "clarify" and "date" in results[0]["missing"]
+    command = results[1]["command"]
+    assert (command["action"], command["room"], command["start"], command["end"]) == (
+        "book_meeting", "denali", "2026-12-03T15:00:00+01:00", "2026-12-03T16:00:00+01:00")
+    assert results[1]["committed"] is True

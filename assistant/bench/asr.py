@@ -33,17 +33,20 @@ class ASRBenchOptions:
 
 def run_asr_bench(settings: Settings, options: ASRBenchOptions) -> int:
     from assistant.asr.whisper import WhisperRecognizer, float_audio
+    from assistant.wiring import recognizer_hotwords
 
     asr = settings.asr
     model = options.asr_model or asr.model
-    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size)
+    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size,
+                                   recognizer_hotwords(settings))
     recognizer.warm_up()
     commands = [item.pcm for item in load_corpus(options.corpus) if item.rate == 16_000 and item.channels == 1]
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 
     def alone(pcm: bytes) -> Any:
         segments, _ = raw.transcribe(float_audio(pcm), beam_size=asr.beam_size, language="en",
-                                     condition_on_previous_text=False, without_timestamps=True, vad_filter=False)
+                                     condition_on_previous_text=False, without_timestamps=True, vad_filter=False,
+                                     hotwords=recognizer_hotwords(settings))
         return list(segments)
 
     batched = f"recognizer, batch of {options.batch} (per command)"

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from tqdm import tqdm
 
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import BackendUnavailable
+from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import Batch, WordPieceTokenizer
 from assistant.wiring import meeting_model, shape_profile
 from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
 from models.datagen.generator import GeneratorConfig, generate_splits
 
-__all__ = ["run_nlu_bench", "BenchRow", "NLUBenchOptions"]
+__all__ = ["run_nlu_bench", "whole_path", "BenchRow", "NLUBenchOptions"]
 
 BASELINE = "torch-eager"
 MIN_CALLS = 20
@@ -38,6 +41,7 @@ class NLUBenchOptions:
     threads: int = 0  # CPU threads per call (0: the runtime's default)
     json: Path | None = None
     plot: Path | None = None
+    whole_path: bool = False  # also: the whole text path against the model call alone (the first backend)
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,44 @@ def _measure(run: Any, batches: list[Batch], seconds: float, bar: tqdm) -> list[
         i += 1
     bar.update()
     return samples
+
+
+def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str], texts: list[str],
+               seconds: float) -> dict[str, Any]:
+    """One request at a time: the backend call alone, and the whole text path a request takes (clean, tokenize,
+    model, decode, normalize, guard, dispatch as a dry run against an empty SQLite store), interleaved so both
+    see the same machine state. The difference is what the text stages around the model cost."""
+    from assistant.text_pipeline import Turn
+    from assistant.wiring import build_parser, build_text_pipeline
+
+    name, precision = backend_spec
+    tuned = replace(settings, nlu=replace(settings.nlu, backend=name, precision=precision))
+    parser = build_parser(tuned, model)
+    pipeline = build_text_pipeline(tuned, Path(":memory:"), commit=False, parser=parser)
+    tokenizer = parser.tokenizer
+    batches = [tokenizer.batch([item]) for item in tokenizer.tokenize(texts)]
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    model_s: list[float] = []
+    path_s: list[float] = []
+    deadline = time.perf_counter() + seconds
+    i = 0
+    while time.perf_counter() < deadline or len(path_s) < MIN_CALLS:
+        batch, text = batches[i % len(batches)], texts[i % len(texts)]
+        started = time.perf_counter()
+        parser.backend.run(batch.input_ids, batch.attention_mask)
+        model_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        pipeline.act_many([Turn(text, f"whole-path-{i}", now)], commit=False)
+        path_s.append(time.perf_counter() - started)
+        i += 1
+    model_only, whole = LatencyStats.from_seconds(model_s), LatencyStats.from_seconds(path_s)
+    info = parser.backend.info()
+    print(format_table(["backend", "model call p50 ms", "whole text path p50 ms", "text stages p50 ms"], [[
+        f"{info.name} {info.precision}", f"{model_only.p50_ms:.3f}", f"{whole.p50_ms:.3f}",
+        f"{whole.p50_ms - model_only.p50_ms:.3f}"]]))
+    parser.backend.close()
+    return {"backend": info.name, "precision": info.precision, "device": info.device, "requests": len(path_s),
+            "model_call": model_only.as_dict(), "whole_text_path": whole.as_dict()}
 
 
 def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
@@ -122,6 +164,9 @@ def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
                         f"p50 speed-up vs {base_name}"], table))
     for spec, reason in skipped.items():
         print(f"skipped {spec}: {reason}")
+    measured = [(name, precision) for name, precision in specs if f"{name}:{precision}" not in skipped]
+    path = whole_path(settings, model, measured[0], texts, options.seconds) if options.whole_path and measured \
+        else None
     if options.plot:
         from assistant.bench.plot import plot_backend_latency
 
@@ -134,6 +179,6 @@ def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
             "command": " ".join(["assistant", "bench", "nlu", *sys.argv[3:]]),
             "machine": machine_info(), "model": model.key, "threads": options.threads,
             "baseline": base_name, "devices": devices, "gpu_shapes": shapes.describe(),
-            "rows": [r.as_dict() for r in rows], "skipped": skipped,
+            "rows": [r.as_dict() for r in rows], "skipped": skipped, "whole_path": path,
         })
     return 0

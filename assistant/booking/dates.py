@@ -1,13 +1,15 @@
 """Date phrases -> calendar dates, relative to today.
 
-Relative forms (today, tomorrow, the day after tomorrow, weekdays with this/next) are hand-written: dateparser
-keeps the current time of day for "tomorrow" and fails on "the day after tomorrow", and "next Friday" must
-follow the product's rule. Month-and-day forms ("December 15th", "Dec 15", "15 December", "Monday, December
-7") go to dateutil's parser; day-only forms ("the 10th", "Friday the fourth") pick the next such day.
+Relative forms (today, tomorrow, the day after tomorrow, weekdays with this/next, "wednesday of this week",
+"in 3 days", "a week from tomorrow", "the 20th of next month", "the last friday of october") are hand-written:
+dateparser keeps the current time of day for "tomorrow" and fails on "the day after tomorrow", and "next Friday"
+must follow the product's rule. Month-and-day forms ("December 15th", "Sept 20", "15 December", "December 20,
+2027") go to dateutil's parser, which must place every word; "9/20" is month/day, as in the US.
 
 Rules: a bare weekday or "this <weekday>" is its next occurrence after today; "next <weekday>" (and
 "<weekday> next week") is that weekday in the following Monday-to-Sunday week; a date without a year that has
-passed this year is next year's; a day without a month that has passed this month is next month's.
+passed this year is next year's; a day without a month that has passed this month is next month's. A weekday
+said with a date must be that date's weekday ("Fri, Sep 20" when the 20th is a Monday is not read: it is asked).
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ from datetime import date, datetime, time, timedelta
 from dateutil import parser as dateutil_parser
 
 from assistant.booking.clock import DayPart, parse_day_part
-from assistant.booking.numbers import ordinal_to_int
+from assistant.booking.numbers import ordinal_to_int, word_to_int
 
 __all__ = ["ResolvedDate", "parse_date", "WEEKDAYS"]
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_RE = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\b")
+_WEEKDAY_WORD = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?"
 _PARTS = re.compile(r"\b(morning|afternoon|evening|night|tonight)\b")
-_ORDINAL_WORDS = (r"(?:twenty|thirty)?[-\s]?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|"
+_ORDINAL_WORDS = (r"(?:(?:twenty|thirty)[-\s]?)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|"
                   r"eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|"
                   r"twentieth|thirtieth|\d{1,2}(?:st|nd|rd|th)?")
 _DAY_ONLY = re.compile(rf"^(?:the )?({_ORDINAL_WORDS})$")
@@ -80,6 +83,8 @@ def _with_weekday(text: str, today: date) -> date | None:
         return _next_weekday(today, weekday)
     if rest in ("next", "next week", "a week", "next coming"):
         return _weekday_next_week(today, weekday)
+    if rest in ("this week", "week"):  # "wednesday of this week": may be today or already past (the guard asks)
+        return today - timedelta(days=today.weekday()) + timedelta(days=weekday)
     day_only = _DAY_ONLY.match(rest)
     if day_only:  # "friday the fourth": the next 4th that is a Friday, within a year
         day_number = ordinal_to_int(day_only.group(1))
@@ -91,7 +96,10 @@ def _with_weekday(text: str, today: date) -> date | None:
                 return candidate
             candidate = _day_of_month(candidate or today, day_number, after=True) if candidate else None
         return _day_of_month(today, day_number)
-    return _month_day(rest, today)  # "monday december 7": the date decides, the weekday is a hint
+    said = _month_day(rest, today) or _slashed(rest, today)
+    if said is None or said.weekday() != weekday:
+        return None  # "Fri, Sep 20" when the 20th is a Monday: which one was meant is asked, not guessed
+    return said
 
 
 def _day_of_month(today: date, day: int, after: bool = False) -> date | None:
@@ -115,11 +123,16 @@ def _month_day(text: str, today: date) -> date | None:
     if not any(m in text for m in _MONTHS):
         return None
     numeric = re.sub(rf"\b({_ORDINAL_WORDS})\b", lambda m: str(ordinal_to_int(m.group(0)) or m.group(0)), text)
+    if not re.search(r"\b\d{1,2}\b", numeric):
+        return None  # "october" alone names no day (dateutil would say the 1st)
     try:
         default = datetime.combine(today.replace(day=1), time())  # unsaid fields: this month, this year
-        parsed: date = dateutil_parser.parse(numeric, default=default, fuzzy=True).date()
+        parsed_at, skipped = dateutil_parser.parse(numeric, default=default, fuzzy_with_tokens=True)
     except (ValueError, OverflowError):
         return None
+    if any(re.sub(r"\b(the|in|day)\b", "", token).strip() for token in skipped):
+        return None  # words dateutil could not place ("the 20th next month"): not read, rather than half read
+    parsed: date = parsed_at.date()
     if re.search(r"\b\d{4}\b", numeric):
         return parsed
     if parsed < today:  # no year said and the date has passed: next year's
@@ -128,6 +141,109 @@ def _month_day(text: str, today: date) -> date | None:
         except ValueError:  # 29 February
             return None
     return parsed
+
+
+_COUNT = r"(a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})"
+_IN_DAYS = re.compile(rf"^in {_COUNT} (days?|weeks?)$")
+_FROM_DAY = re.compile(rf"^{_COUNT} (days?|weeks?) (?:from|after) (.+)$")
+_NTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "fifth": 4,
+        "5th": 4, "last": -1}
+_NTH_WEEKDAY = re.compile(rf"^(?:the )?({'|'.join(_NTH)}) {_WEEKDAY_WORD}(?: in)? ([a-z]+)(?: (\d{{4}}))?$")
+_OF_MONTH = re.compile(rf"^(?:the )?({_ORDINAL_WORDS}) (this|next) month$")
+_SLASHED = re.compile(r"^(\d{1,2})/(\d{1,2})(?:/(\d{2}|\d{4}))?$")
+
+
+def _days(count: str, unit: str) -> int:
+    n = 1 if count in ("a", "an") else word_to_int(count) or 0
+    return n * (7 if unit.startswith("week") else 1)
+
+
+def _offset(text: str, today: date) -> date | None:
+    """'in 3 days', 'in a week', 'a week from tomorrow', 'two weeks from friday'."""
+    within = _IN_DAYS.match(text)
+    if within:
+        return today + timedelta(days=_days(*within.groups()))
+    after = _FROM_DAY.match(text)
+    if after:
+        base = _resolve(after.group(3), today)
+        return base + timedelta(days=_days(after.group(1), after.group(2))) if base else None
+    return None
+
+
+def _month_number(word: str) -> int | None:
+    return _MONTHS.index(word[:3]) + 1 if word[:3] in _MONTHS and len(word) >= 3 else None
+
+
+def _nth_weekday(text: str, today: date) -> date | None:
+    """'the last friday of october', 'the third tuesday of january': this year's if not passed, else next year's."""
+    match = _NTH_WEEKDAY.match(text)
+    if match is None:
+        return None
+    nth, weekday_word, month_word, year_said = match.groups()
+    month = _month_number(month_word)
+    if month is None:
+        return None
+    weekday = _weekday_index(weekday_word)
+    for year in ([int(year_said)] if year_said else [today.year, today.year + 1]):
+        days = [date(year, month, d) for d in range(1, 32) if _valid(year, month, d)]
+        matching = [d for d in days if d.weekday() == weekday]
+        index = _NTH[nth]
+        if index >= len(matching):
+            return None  # no fifth Monday that month
+        found = matching[index]
+        if found >= today or year_said:
+            return found
+    return None
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _of_month(text: str, today: date) -> date | None:
+    """'the 20th of next month', 'the third of this month'."""
+    match = _OF_MONTH.match(text)
+    if match is None:
+        return None
+    number = ordinal_to_int(match.group(1))
+    year, month = today.year, today.month
+    if match.group(2) == "next":
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return date(year, month, number) if number and _valid(year, month, number) else None
+
+
+def _slashed(text: str, today: date) -> date | None:
+    """'9/20', '12/3/2027': month/day, as written in the US; a date with no year that has passed is next year's."""
+    match = _SLASHED.match(text)
+    if match is None:
+        return None
+    month, day = int(match.group(1)), int(match.group(2))
+    year_text = match.group(3)
+    year = (2000 + int(year_text) if len(year_text) == 2 else int(year_text)) if year_text else today.year
+    if not _valid(year, month, day):
+        return None
+    found = date(year, month, day)
+    if year_text is None and found < today:
+        return date(year + 1, month, day) if _valid(year + 1, month, day) else None
+    return found
+
+
+def _resolve(core: str, today: date) -> date | None:
+    for reader in (_relative, _offset, _nth_weekday, _of_month, _slashed):
+        resolved = reader(core, today)
+        if resolved is not None:
+            return resolved
+    if _WEEKDAY_RE.search(core):  # a weekday said is checked against the date; never read past it
+        return _with_weekday(core, today)
+    day_only = _DAY_ONLY.match(core)
+    if day_only:
+        number = ordinal_to_int(day_only.group(1))
+        return _day_of_month(today, number) if number else None
+    return _month_day(core, today)
 
 
 def parse_date(text: str, today: date) -> ResolvedDate | None:
@@ -142,14 +258,5 @@ def parse_date(text: str, today: date) -> ResolvedDate | None:
     core = re.sub(r"\s+", " ", _PARTS.sub(" ", cleaned)).strip()
     if core.endswith(" this") or core == "this":  # "this afternoon" -> "this"
         core = core.removesuffix("this").strip() or "today"
-    resolved = _relative(core, today)
-    if resolved is None:
-        resolved = _with_weekday(core, today)
-    if resolved is None:
-        day_only = _DAY_ONLY.match(core)
-        if day_only:
-            number = ordinal_to_int(day_only.group(1))
-            resolved = _day_of_month(today, number) if number else None
-        else:
-            resolved = _month_day(core, today)
+    resolved = _resolve(core, today)
     return ResolvedDate(resolved, part) if resolved is not None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -16,7 +16,7 @@ from assistant.booking.clock import parse_clock
 from assistant.booking.dates import parse_date
 from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.durations import parse_duration
-from assistant.booking.interval import TimePolicy
+from assistant.booking.interval import TimePolicy, from_now
 from assistant.booking.request import normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
@@ -26,27 +26,61 @@ __all__ = ["Dialogue", "Conversation"]
 _YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b", re.I)
 _NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b", re.I)
 _UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$", re.I)
-_ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|make it|how about|let's say|lets say|maybe|say|at|on|in|"
-                            r"for|the|around|from)\b[\s,]*|[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
+_MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, read for a pending move
+_ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
+                            r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
+                            r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
+# The word before a fragment's value says what it is: "for an hour" is a length, "from 11" a start, "until 5" an end.
+_LEAD = re.compile(r"^\W*(?:(?:uh|um|and|so|ok|okay|make it|actually)\W+)*(for|from|starting|at|until|till|to|on)\b",
+                   re.I)
+_LEAD_KIND = {"for": "duration", "from": "start_time", "starting": "start_time", "at": "start_time",
+              "until": "end_time", "till": "end_time", "to": "end_time", "on": "date"}
+_FRAGMENT_WORDS = re.compile(r"\b(uh|um|er|well|ok|okay|so|and|make|it|actually|the|at|on|in|for|from|until|till|"
+                             r"to|starting|around|about|between|please|thanks|thank|you|then|yeah|no|instead)\b|"
+                             r"[\s,.!?'\-]", re.I)
+
+
+def is_fragment(text: str, slots: Sequence[tuple[str, str]]) -> bool:
+    """True when the words are only slot values and the words that join them ("tomorrow at 3 for an hour"): a
+    piece of a request, which fills the conversation's open one and never starts a booking in a room we pick."""
+    rest = text
+    for _, value in slots:
+        rest = rest.replace(value, " ", 1)
+    return not _FRAGMENT_WORDS.sub("", rest)
+
+
+def _readers(rooms: RoomDirectory, today: datetime) -> dict[str, Callable[[str], bool]]:
+    clock: Callable[[str], bool] = lambda t: parse_clock(t) is not None  # noqa: E731
+    return {
+        "start_time": clock, "new_time": clock, "end_time": clock,
+        "date": lambda t: parse_date(t, today.date()) is not None,
+        "new_date": lambda t: parse_date(t, today.date()) is not None,
+        "room": lambda t: rooms.match(t) is not None,
+        "duration": lambda t: parse_duration(t) is not None,
+    }
 
 
 def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: datetime) -> list[tuple[str, str]]:
-    """Slots from a short reply to a clarifying question ("at 3 pm", "Friday", "Denali"), read by the value
-    parsers for exactly the missing kinds; used when the NLU finds no slot in a reply (fragments are not
-    requests, and the model is trained on requests)."""
-    core = text.strip()
+    """Slots from a short reply or a fragment ("at 3 pm", "Friday", "Denali", "for an hour", "from 11"), read
+    by the value parsers: the kind its first word names, then the kinds the open question asks for, then any
+    other kind (an amendment). Used when the NLU finds no slot the question asks for (fragments are not requests,
+    and the model is trained on requests)."""
+    lead = _LEAD.match(text.strip())
+    core = text.strip().rstrip(".!?")
+    if from_now(core, today) is not None:  # "in an hour": a start, not a length
+        return [("new_time" if "new_time" in missing else "start_time", core)]
     for _ in range(3):
         core = _ANSWER_FILLER.sub("", core).strip()
     if not core:
         return []
-    readers = {
-        "start_time": lambda t: parse_clock(t) is not None,
-        "date": lambda t: parse_date(t, today.date()) is not None,
-        "room": lambda t: rooms.match(t) is not None,
-        "duration": lambda t: parse_duration(t) is not None,
-    }
-    for name in missing:
-        reader = readers.get("start_time" if name == "new_time" else name)
+    readers = _readers(rooms, today)
+    hinted = _LEAD_KIND.get(lead.group(1).lower()) if lead else None
+    if hinted == "start_time" and "new_time" in missing:
+        hinted = "new_time"
+    order = [hinted] if hinted else []
+    order += [*missing, "start_time", "date", "duration", "room"]
+    for name in dict.fromkeys(k for k in order if k):
+        reader = readers.get(name)
         if reader is not None and reader(core):
             return [(name, core)]
     return []
@@ -57,6 +91,7 @@ class Conversation:
     intent: str | None = None  # the request waiting for a clarification
     slots: dict[str, str] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
+    any_room: bool = False  # the open request left the room to us ("a room for 6"): a fragment keeps that
     proposal: dict[str, str] | None = None  # what "yes" books: {"room", "start", "end"}
     last_booking: str | None = None  # what "undo" cancels
     last_seen: datetime | None = None
@@ -91,7 +126,9 @@ class Dialogue:
         return state is not None and (state.intent is not None or state.proposal is not None)
 
     def turn(self, conversation_id: str, text: str, intent: str, slots: Sequence[tuple[str, str]], now: datetime,
-             *, commit: bool) -> Result:
+             *, commit: bool, unsure: bool = False) -> Result:
+        """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
+        book is proposed, not booked."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
         stripped = text.strip()
@@ -106,24 +143,49 @@ class Dialogue:
                      ("end_time", proposal["end_time"])]
             intent = state.intent or "book_meeting"
             state.slots = {k: v for k, v in state.slots.items() if k in ("title", "people_count")}
-        if state.intent is not None and not any(name in state.missing for name, _ in slots):
+        fragment = is_fragment(stripped, slots) if slots else False
+        if state.intent is not None and not any(name in state.missing for name, _ in slots) and not fragment:
             answer = read_answer(stripped, state.missing, self.rooms, now)
             if answer:
-                intent, slots = state.intent, answer
+                intent, slots, fragment = state.intent, answer, True
         carried: dict[str, str] = {}
-        continuing = state.intent is not None and (
+        continuing = state.intent is not None and (fragment or (
             intent in (state.intent, "out_of_scope") or {name for name, _ in slots} <= set(state.missing) | {"date"}
-        ) and any(name in state.missing or name == "date" for name, _ in slots)
+        ) and any(name in state.missing or name == "date" for name, _ in slots))
         if continuing:
             intent, carried = state.intent or intent, state.slots
-        request = normalize_request(intent, slots, now, self.rooms, self.policy, carried)
-        result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id)
+            if intent == "reschedule_meeting":  # "friday at 3" answers "when should it move to?"
+                slots = [(_MOVED.get(name, name), value) for name, value in slots]
+        any_room = (state.any_room if continuing else False) or not is_fragment(stripped, slots)
+        request = normalize_request(intent, slots, now, self.rooms, self.policy, carried, text=stripped,
+                                    any_room=any_room)
+        if unsure and commit:  # a weak reading acts only after a "yes"
+            result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
+                                                          conversation=conversation_id))
+        else:
+            result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id)
         self._remember(state, intent, slots, carried, result)
+        state.any_room = request.any_room if isinstance(result, Clarify) else False
         return result
+
+    @staticmethod
+    def _propose(result: Result) -> Result:
+        """A command read from a weak understanding becomes a question whose "yes" runs it."""
+        if not isinstance(result, Command) or not result.executable or result.action != "book_meeting":
+            return result
+        when = f"{result.start.strftime('%a %-d %b %H:%M')}-{result.end.strftime('%H:%M')}"
+        option = {"room": result.room, "start": result.start.isoformat(), "end": result.end.isoformat()}
+        return Clarify(("confirmation",), f"Did you want to book {result.room.title()} {when}? Say yes to book it.",
+                       (option,))
 
     def _remember(self, state: Conversation, intent: str, slots: Sequence[tuple[str, str]], carried: dict[str, str],
                   result: Result) -> None:
         merged = {**carried, **dict(slots)}
+        if isinstance(result, Clarify) and result.doubt is not None:  # words in doubt are asked again, not kept
+            doubted = set(result.missing)
+            if doubted & {"start_time", "end_time"}:
+                doubted |= {"start_time", "end_time", "duration"}
+            merged = {k: v for k, v in merged.items() if k not in doubted}
         if isinstance(result, Clarify):
             state.intent, state.slots, state.missing = intent, merged, result.missing
             state.proposal = None

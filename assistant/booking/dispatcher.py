@@ -7,11 +7,12 @@ the reason. With commit=True the store runs it under the request's idempotency k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from assistant.booking.interval import localize
+from assistant.booking.guard import Doubt, check_booking, check_move
+from assistant.booking.interval import Interval, TimePolicy, localize
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
 from assistant.booking.rooms import Room, RoomDirectory
@@ -38,6 +39,8 @@ class Dispatcher:
     store: BookingStore
     rooms: RoomDirectory
     search_days: int = 30  # how far ahead a cancel or reschedule looks for the meeting meant
+    max_length: timedelta = timedelta(hours=10)  # [booking] max_hours: a longer booking is asked about
+    policy: TimePolicy = field(default_factory=TimePolicy)  # how the guard reads the readings it offers
 
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
                conversation: str | None = None) -> Result:
@@ -53,6 +56,21 @@ class Dispatcher:
         return handler(request, now, commit, key, conversation)
 
     # ---- helpers -----------------------------------------------------------------------------------------
+    def _ask(self, doubt: Doubt, request: MeetingRequest, room: str | None) -> Clarify:
+        """A doubtful reading becomes a question; the reading offered is an option that "yes" takes."""
+        suggestion: Interval | None = doubt.suggestion
+        options: tuple[dict[str, str], ...] = ()
+        if suggestion is not None and room is not None:
+            options = ({"room": room, "start": suggestion.start.isoformat(), "end": suggestion.end.isoformat()},)
+        return Clarify(doubt.slots, doubt.question, options, doubt.to_dict())
+
+    def _which_room(self, request: MeetingRequest) -> Clarify:
+        """A fragment that names no room ("tomorrow at 3 for an hour") starts no booking in a room we pick."""
+        names = [r.name for r in (self._free_rooms(request.interval.start, request.interval.end, request.people or 1)
+                                  if request.interval else self.rooms.rooms)]
+        free = f" Free then: {', '.join(names)}." if request.interval and names else ""
+        return Clarify(("room",), f"Which room?{free}")
+
     def _free_rooms(self, start: datetime, end: datetime, people: int) -> list[Room]:
         taken = {b.room for b in self.store.bookings(start, end)}
         return sorted((r for r in self.rooms.rooms if r.key not in taken and r.seats >= people),
@@ -101,9 +119,16 @@ class Dispatcher:
     # ---- intents -----------------------------------------------------------------------------------------
     def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
               conversation: str | None) -> Result:
+        doubt = check_booking(request, now, self.max_length, self.policy)
+        if doubt is not None:
+            return self._ask(doubt, request, request.room.room.key if request.room else None)
         if request.missing or request.interval is None:
             missing = request.missing or ("start_time",)
+            if request.room is None and not request.any_room:
+                missing = ("room", *missing)
             return Clarify(missing, " ".join(QUESTIONS.get(m, f"What {m}?") for m in missing))
+        if request.room is None and not request.any_room:
+            return self._which_room(request)
         start, end = request.interval.start, request.interval.end
         people = request.people or 1
         assumptions = list(request.assumptions)
@@ -118,12 +143,11 @@ class Dispatcher:
             if request.room.similarity < 1.0:
                 assumptions.append(f"room \"{request.room.said}\" taken as {room.name}")
         command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
-                          attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key)
+                          attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key,
+                          spans=request.spans)
         if request.people and request.people > room.seats:
             return replace(command, executable=False,
                            reason=f"{room.name} seats {room.seats}, fewer than {request.people}")
-        if start < now:
-            return replace(command, executable=False, reason="that time has passed")
         clashes = self.store.bookings(start, end, room.key)
         if clashes and not commit:
             return replace(command, executable=False, reason="room taken")
@@ -161,6 +185,9 @@ class Dispatcher:
 
     def _reschedule(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                     conversation: str | None) -> Result:
+        doubt = check_move(request, now, self.policy)
+        if doubt is not None:
+            return self._ask(doubt, request, None)
         if request.missing:
             return Clarify(request.missing, QUESTIONS["new_time"])
         target = self._target(request, now)
@@ -176,7 +203,8 @@ class Dispatcher:
         new_end = new_start + length
         command = Command("reschedule_meeting", target.room, target.start, target.end, executable=True,
                           booking_id=target.id, title=target.title, attendees=target.attendees, new_start=new_start,
-                          new_end=new_end, assumptions=request.assumptions, idempotency_key=key)
+                          new_end=new_end, assumptions=request.assumptions, idempotency_key=key,
+                          spans=request.spans)
         clashes = [b for b in self.store.bookings(new_start, new_end, target.room) if b.id != target.id]
         if clashes and not commit:
             return replace(command, executable=False, reason="room taken")

@@ -1,5 +1,7 @@
 """Duration phrases -> timedelta: "45 minutes", "an hour and a half", "half an hour", "two hours", "1.5 h",
-"a 30 minute", "a couple of hours", "an hour and fifteen minutes"."""
+"a 30 minute", "a couple of hours", "an hour and fifteen minutes", "1h30", "a quarter of an hour".
+
+Everything but the amount and its unit must be a known filler: "an hour or so" is read, "an hour maybe two" is not."""
 
 from __future__ import annotations
 
@@ -19,8 +21,13 @@ def _minutes(amount: float, unit: str) -> float:
 
 def parse_duration(text: str) -> timedelta | None:
     lower = text.lower().replace("-", " ")
-    lower = re.sub(r"\b(for|about|around|lasting|roughly|a full|full)\b", " ", lower)
+    lower = re.sub(r"\b(for|about|around|lasting|roughly|full)\b", " ", lower)
+    lower = re.sub(r"\s+", " ", lower)
     lower = re.sub(r"\ba couple of\b", "2", lower)
+    lower = re.sub(r"\b(\d+)\s?h\s?(\d{1,2})\b(?!\s?(?:min|m\b))", r"\1 hours \2 minutes", lower)  # "1h30"
+    lower = re.sub(r"\b(a |one )?quarter (of an|an) hour\b", "15 minutes", lower)
+    lower = re.sub(r"\bthree quarters? of an hour\b", "45 minutes", lower)
+    lower = re.sub(r"\b(an?|one) (hour|hr) and a quarter\b", "75 minutes", lower)
     lower = re.sub(r"\bhalf an? hour\b|\ba half hour\b|\bhalf hour\b", "30 minutes", lower)
     lower = re.sub(r"\b(an?|one) (hour|hr)\b", "1 hour", lower)
     lower = re.sub(r"\b(\w+) and a half (hours?)\b", r"\1.5 \2", lower)
@@ -33,6 +40,7 @@ def parse_duration(text: str) -> timedelta | None:
     for amount, unit in re.findall(rf"(\d+(?:\.\d+)?)\s?{_UNIT}\b", lower):
         total += _minutes(float(amount), unit)
         found = True
-    if not found or total <= 0:
+    leftover = re.sub(rf"(\d+(?:\.\d+)?)\s?{_UNIT}\b|\b(and|an?|long|or so|in total|total|of)\b|[,.]", " ", lower)
+    if not found or total <= 0 or leftover.strip():
         return None
     return timedelta(minutes=round(total))

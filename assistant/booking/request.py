@@ -9,15 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime
 
 from assistant.booking.clock import DayPart
 from assistant.booking.dates import parse_date
-from assistant.booking.interval import Interval, TimePolicy, Unresolved, resolve_interval
+from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_now, resolve_interval
 from assistant.booking.numbers import word_to_int
 from assistant.booking.rooms import RoomDirectory, RoomMatch
 
-__all__ = ["MeetingRequest", "normalize_request"]
+__all__ = ["MeetingRequest", "Unread", "normalize_request"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,20 @@ class MeetingRequest:
     attendees: tuple[str, ...] = ()
     people: int | None = None
     missing: tuple[str, ...] = ()  # what the request needs and does not say (or could not be read)
-    problems: tuple[str, ...] = ()  # slot texts that could not be read, in words
+    problems: tuple[Unread, ...] = ()  # slot texts that could not be read
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    spans: tuple[tuple[str, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
+    any_room: bool = False  # "a room", "any room", a head count: the person leaves the room to us
+    text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A slot's words that the value readers could not read in full."""
+
+    slot: str
+    said: str
+    reason: str
 
 
 def _first(slots: Sequence[tuple[str, str]], name: str) -> str | None:
@@ -52,32 +64,39 @@ def _clean_title(text: str | None) -> str | None:
     return None if text is None else text.strip(" \"'.,").strip() or None
 
 
-def _read_date(text: str | None, now: datetime, problems: list[str]) -> tuple[date | None, DayPart | None]:
+def _read_date(slot: str, text: str | None, now: datetime, problems: list[Unread]
+               ) -> tuple[date | None, DayPart | None]:
     if not text:
         return None, None
     resolved = parse_date(text, now.date())
     if resolved is None:
-        problems.append(f"cannot read the date '{text}'")
+        problems.append(Unread(slot, text, f"cannot read the date '{text}'"))
         return None, None
     return resolved.day, resolved.part
 
 
-def _read_interval(day: date, tz: tzinfo, start: str | None, end: str | None, duration: str | None,
-                   part: DayPart | None, policy: TimePolicy | None, missing: list[str], problems: list[str]
-                   ) -> Interval | None:
+def _read_interval(day: date | None, now: datetime, texts: dict[str, str | None], part: DayPart | None,
+                   policy: TimePolicy | None, missing: list[str], problems: list[Unread]) -> Interval | None:
+    start = texts.get("start_time")
     if not start:
         return None
-    resolved = resolve_interval(day, tz, start, end, duration, part, policy)  # type: ignore[arg-type]
+    resolved = resolve_interval(day or now.date(), now.tzinfo, start, texts.get("end_time"),  # type: ignore[arg-type]
+                                texts.get("duration"), part, policy, now)
     if isinstance(resolved, Unresolved):
         missing += list(resolved.missing)
-        problems.append(resolved.reason)
+        slot = resolved.missing[0] if resolved.missing else "start_time"
+        problems.append(Unread(slot, texts.get(slot) or start, resolved.reason))
+        return None
+    if day is not None and from_now(start, now) is not None and resolved.start.date() != day:
+        missing.append("start_time")  # "tomorrow in an hour": the two disagree
+        problems.append(Unread("start_time", start, f"'{start}' is not on {day.isoformat()}"))
         return None
     return resolved
 
 
 def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: datetime, rooms: RoomDirectory,
-                      policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None
-                      ) -> MeetingRequest:
+                      policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None, *,
+                      text: str = "", any_room: bool = False) -> MeetingRequest:
     """`slots` are (name, text) pairs as the NLU found them; `carried` holds slot texts from earlier turns
     of the conversation (a clarification), used where this turn says nothing."""
     tz = now.tzinfo
@@ -86,20 +105,21 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
     merged = list(slots) + [(k, v) for k, v in (carried or {}).items() if _first(slots, k) is None]
     said = {name: _first(merged, name) for name in {n for n, _ in merged}}
     missing: list[str] = []
-    problems: list[str] = []
+    problems: list[Unread] = []
     assumptions: list[str] = []
 
     room_text = said.get("room")
     room = rooms.match(room_text) if room_text else None
 
-    day, part = _read_date(said.get("date"), now, problems)
-    interval = _read_interval(day or now.date(), tz, said.get("start_time"), said.get("end_time"),
-                              said.get("duration"), part, policy, missing, problems)
+    day, part = _read_date("date", said.get("date"), now, problems)
+    interval = _read_interval(day, now, said, part, policy, missing, problems)
     if interval is not None:
         assumptions += list(interval.assumptions)
-    new_day, new_part = _read_date(said.get("new_date"), now, problems)
-    new_interval = _read_interval(new_day or day or now.date(), tz, said.get("new_time"), None, None, new_part,
-                                  policy, [], problems)
+        if day is None and from_now(said.get("start_time") or "", now) is not None:
+            day = interval.start.date()  # "in an hour" says the day too
+    new_day, new_part = _read_date("new_date", said.get("new_date"), now, problems)
+    new_interval = _read_interval(new_day or day, now, {"start_time": said.get("new_time")}, new_part, policy, [],
+                                  problems)
 
     if intent == "book_meeting":
         if day is None:
@@ -113,4 +133,5 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
         new_day=new_day, new_interval=new_interval, title=_clean_title(said.get("title")),
         attendees=tuple(text for name, text in merged if name == "attendees"), people=_people(said.get("people_count")),
         missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
+        spans=tuple(merged), any_room=any_room or said.get("people_count") is not None, text=text,
     )

@@ -40,12 +40,14 @@ class Command:
     reason: str | None = None  # why not executable
     assumptions: tuple[str, ...] = ()
     idempotency_key: str | None = None
+    spans: tuple[tuple[str, str], ...] = ()  # (slot, words) the command was built from
 
     def to_dict(self) -> dict[str, Any]:
         command: dict[str, Any] = {
             "action": self.action, "room": self.room, "start": _iso(self.start), "end": _iso(self.end),
             "title": self.title, "attendees": list(self.attendees), "booking_id": self.booking_id,
             "assumptions": list(self.assumptions), "idempotency_key": self.idempotency_key,
+            "spans": [{"slot": slot, "text": text} for slot, text in self.spans],
         }
         if self.action == "reschedule_meeting":
             command.update(new_start=_iso(self.new_start), new_end=_iso(self.new_end))
@@ -61,10 +63,14 @@ class Clarify:
     missing: tuple[str, ...]
     question: str
     options: tuple[dict[str, Any], ...] = ()  # concrete alternatives (free rooms, the next free slot)
+    doubt: dict[str, Any] | None = None  # the guard's check that failed: {"check", "slots", "said"}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "clarify", "missing": list(self.missing), "question": self.question,
-                "options": list(self.options)}
+        out: dict[str, Any] = {"type": "clarify", "missing": list(self.missing), "question": self.question,
+               "options": list(self.options)}
+        if self.doubt is not None:
+            out["doubt"] = self.doubt
+        return out
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Matching is tolerant of how speech recognizers write room names: case, "the ... room", possessives, split or
 joined words ("Kili manjaro", "Matter horn") and near misses ("Mattahorn", "Everist") by edit similarity
-(difflib, standard library: the directory is a handful of names, so no index is needed).
+(difflib, standard library: the directory is a handful of names, so no index is needed); failing that, by sound:
+the Metaphone codes (jellyfish) of what was heard and of each name ("Dinally" and "Denali" are both TNL,
+"Kilo man jar oh" and "Kilimanjaro" both KLMNJR). A match that is not exact is listed in the command's
+assumptions.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+import jellyfish
+
 from assistant.errors import ConfigError
 
 __all__ = ["Room", "RoomMatch", "RoomDirectory", "MIN_SIMILARITY"]
 
 MIN_SIMILARITY = 0.75
+MIN_SOUND_SIMILARITY = 0.9  # of Metaphone codes; codes are short, so this is nearly the same code
 _NOISE = re.compile(r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]")
 
 
@@ -56,6 +62,7 @@ class RoomDirectory:
             for form in (room.name, *room.aliases):
                 squashed = _squash(form) or form.lower()
                 self._forms.append((squashed, room))
+        self._sounds = [(jellyfish.metaphone(form), room) for form, room in self._forms]
 
     @classmethod
     def load(cls, path: Path) -> RoomDirectory:
@@ -82,7 +89,20 @@ class RoomDirectory:
             similarity = 1.0 if form == squashed else SequenceMatcher(None, squashed, form).ratio()
             if best is None or similarity > best.similarity:
                 best = RoomMatch(room, similarity, said)
-        return best if best is not None and best.similarity >= MIN_SIMILARITY else None
+        if best is not None and best.similarity >= MIN_SIMILARITY:
+            return best
+        return self._by_sound(squashed, said, best.similarity if best else 0.0)
+
+    def _by_sound(self, squashed: str, said: str, spelled: float) -> RoomMatch | None:
+        heard = jellyfish.metaphone(squashed)
+        if len(heard) < 2:
+            return None
+        scored = [(SequenceMatcher(None, heard, code).ratio(), room) for code, room in self._sounds]
+        sound, room = max(scored, key=lambda pair: pair[0])
+        rivals = {r.key for s, r in scored if s == sound}
+        if sound < MIN_SOUND_SIMILARITY or len(rivals) > 1:
+            return None  # not close enough, or two rooms sound alike: asked, not guessed
+        return RoomMatch(room, min(spelled, 0.99), said)
 
     def smallest_fitting(self, people: int, candidates: Iterable[str] | None = None) -> Room | None:
         """The smallest room (by seats) with room for `people`, among candidate keys (default: all)."""

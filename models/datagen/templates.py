@@ -52,6 +52,8 @@ BOOK = [
     "we need {room} {date:on} {start_time:at} {people_count:for}",
     "(book|reserve) {room} {date:on} {start_time:at} {end_time:until}",
     "(book|reserve) {room} {date:on} from {start_time} {duration:for}",
+    "(book|reserve|get) {room} {start_time:at} {duration:for} {date:on}",
+    "(book|reserve) {room} {range} {date}",
     "set up a meeting {attendees:with} in {room} {date:on} {start_time:at}",
     "i want to meet {attendees:with} {date:on} {start_time:at} in {room}",
     "(book|get) (us|me) {room} for {title} {date:on} {range}",
@@ -72,6 +74,24 @@ BOOK = [
     "(add|put) a {title} (on|to) the calendar {date:on} {start_time:at} in {room}",
     "i'm (looking for|after) a room {date:on} {range} {people_count:for}",
     "need {room} {date:on} {start_time:at} (thanks|thank you)",
+    # Short requests: a verb and a room, or a verb and a day. They are bookings that ask for what is missing.
+    "(book|reserve|grab|hold) {room}",
+    "(can|could) (i|we|you) (book|get|reserve) {room}[ please]",
+    "(i need|i want|we need|i'd like) {room}",
+    "(book|reserve|get) (me|us) {room}",
+    "(book|reserve|get) (me|us) a (room|meeting room) {date:on}",
+    "(reserve|book) a room for {date}",
+    "(book|reserve) {room} {date:on}",
+    "(book|reserve) (a|the) (room|meeting room|conference room) {date:on}",
+    "i need a (room|meeting room) {date:on}",
+    "{room:bare} {date}[ please]",
+    # Fragments: what follows a pause or answers a question. Only slots; the conversation says the rest.
+    "{date} {start_time:at}[ {duration:for}]",
+    "{start_time:at} {date}[ {duration:for}]",
+    "[and ][make it ]{duration:for}",
+    "(from|starting at|starting) {start_time}[ {duration:for}]",
+    "{date:on} {range}",
+    "{start_time:at} {duration:for}",
 ]
 
 _CANCEL_VERB = "(cancel|call off|delete|remove|drop|scrap)"
@@ -265,6 +285,16 @@ OUT_OF_SCOPE = [
     "(add|put) {food} (to|on) my shopping list",
     "(open|close) the (garage|door|window|blinds)",
     "{junk_phrase}",
+    # Other domains that say a day or a time: a date alone does not make a meeting request.
+    "(text|email|ping|message) {person} (that|to say) (i'll|i will|we'll) be late {date}",
+    "(what's|how's|how is) the (stock market|traffic|forecast) [looking ]{date}",
+    "{person}'s (birthday|party|wedding|flight) is {date}",
+    "(is|are) the (shops|gym|library|pool|pharmacy) open {date} at {start_time}",
+    "(when|what time) does the (train|bus|store|pharmacy) (leave|open|close) {date}",
+    "(remind me|don't let me forget) to call {person} {date} at {start_time}",
+    "what (happened|is happening|is on) in {city} {date}",
+    "(tell|remind) me about the (game|match|show|concert) {date} at {start_time}",
+    "(how|what) was (the weather|the game|my day) {date}",
 ]
 
 TEMPLATES: dict[str, list[str]] = {

@@ -81,36 +81,69 @@ class ValueRenderers:
         suffix = self._meridiem(rng, pm) if meridiem else ""
         if hour24 == 12 and minute == 0 and rng.random() < 0.5:
             return rng.choice(["noon", "midday", "12 noon", "twelve noon"])
-        form = _pick(rng, [(5, "digits"), (3, "words"), (1, "past"), (1, "h24")])
+        form = _pick(rng, [(5, "digits"), (3, "words"), (2.5, "past"), (1, "h24"), (0.6, "compact"),
+                           (0.4, "french"), (0.4, "zero")])
         if form == "h24" and (hour24 >= 13 or rng.random() < 0.3):
             return f"{hour24:02d}:{minute:02d}" if hour24 < 10 else f"{hour24}:{minute:02d}"
-        if form == "past" and minute in (15, 30, 45):
-            if minute == 45:
-                nxt = hour12 % 12 + 1
-                hour_text = number_word(nxt) if rng.random() < 0.6 else str(nxt)
-                return f"quarter to {hour_text}" + suffix
-            hour_text = number_word(hour12) if rng.random() < 0.6 else str(hour12)
-            return ("half past " if minute == 30 else "quarter past ") + hour_text + suffix
+        if form == "french":  # "16h", "15h30": a 24-hour clock
+            return f"{hour24}h" if minute == 0 else f"{hour24}h{minute:02d}"
+        if form == "zero" and meridiem:  # "07:00 PM": a 12-hour clock written with a leading zero
+            return f"{hour12:02d}:{minute:02d}" + suffix
+        if form == "compact":  # "3p", "9a", "3:15p" (typed)
+            letter = "p" if pm else "a"
+            return (str(hour12) if minute == 0 else f"{hour12}:{minute:02d}") + letter
+        if form == "past" and minute:
+            relative = self._relative_clock(rng, hour12, minute)
+            return f"{relative} {suffix.strip()}" if suffix else relative
         if form == "words":
             if minute == 0:
                 base = number_word(hour12) + (" o'clock" if rng.random() < 0.2 else "")
             else:
                 mins = f"oh {number_word(minute)}" if minute < 10 else number_word(minute)
                 base = f"{number_word(hour12)} {mins}"
-            return base + suffix
+            return base + (" " + suffix.strip() if suffix else "")  # "nine am", never "nineam"
         if minute == 0:
             return (f"{hour12}:00" if rng.random() < 0.2 else str(hour12)) + suffix
         sep = ":" if self.style == "plain" or rng.random() < 0.6 else "."
         return f"{hour12}{sep}{minute:02d}" + suffix
+
+    def _relative_clock(self, rng: random.Random, hour12: int, minute: int) -> str:
+        """'quarter past three', 'a quarter to 10', 'half three', '20 minutes to 2', 'ten past nine'."""
+        to = minute > 30
+        hour = hour12 % 12 + 1 if to else hour12
+        hour_text = number_word(hour) if rng.random() < 0.5 else str(hour)
+        if hour == 12 and rng.random() < 0.5:  # "15 to noon", "quarter past midday"
+            hour_text = rng.choice(["noon", "midday"])
+        amount = 60 - minute if to else minute
+        if amount == 30:
+            british = rng.random() < 0.25 and hour_text not in ("noon", "midday")
+            return f"half {hour_text}" if british else f"half past {hour_text}"
+        if amount == 15:
+            amount_text = _pick(rng, [(3, "quarter"), (2, "a quarter")])
+        else:
+            number = number_word(amount) if rng.random() < 0.5 else str(amount)
+            amount_text = _pick(rng, [(1, f"{number} minutes"), (1, number)]) if amount > 12 else f"{number} minutes"
+        word = _pick(rng, [(4, "to" if to else "past"), (1, "before" if to else "after")])
+        return f"{amount_text} {word} {hour_text}"
+
+    def _relative_start(self, rng: random.Random) -> str:
+        """'in an hour', 'in 30 minutes', 'in two hours' (from now)."""
+        return _pick(rng, [(2, "in an hour"), (1, "in one hour"), (2, f"in {rng.choice([10, 15, 20, 30, 45])} minutes"),
+                           (1, "in half an hour"), (1, f"in {number_word(rng.choice([2, 3]))} hours"),
+                           (1, f"in {rng.choice([2, 3])} hours")])
 
     def _with_period(self, rng: random.Random, hour24: int) -> str:
         """'9 in the morning', 'three in the afternoon'."""
         hour12 = hour24 % 12 or 12
         hour_text = number_word(hour12) if rng.random() < 0.4 else str(hour12)
         period = "in the morning" if hour24 < 12 else ("in the afternoon" if hour24 < 18 else "in the evening")
+        if rng.random() < 0.2:
+            period = "in the " + _pick(rng, [(1, "am" if hour24 < 12 else "pm"), (1, "AM" if hour24 < 12 else "PM")])
         return f"{hour_text} {period}"
 
     def time(self, rng: random.Random, kind: str, label: str) -> list[Piece]:
+        if label == "start_time" and kind == "at" and rng.random() < 0.04:  # from now: no "at" before it
+            return [(self._relative_start(rng), label)]
         if rng.random() < 0.08:
             text = self._with_period(rng, rng.choice([8, 9, 10, 11, 13, 14, 15, 16, 19]))
         else:
@@ -147,6 +180,12 @@ class ValueRenderers:
         return [(opener, None), (start_text, "start_time"), (f" {joiner} ", None), (end_text, "end_time")]
 
     def _range_end(self, rng: random.Random, hour: int, minute: int, meridiem: bool, digits: bool) -> str:
+        if minute in (15, 30, 45) and not meridiem and rng.random() < 0.15:  # "from a quarter past 2 to 3"
+            return self._relative_clock(rng, hour % 12 or 12, minute)
+        if digits and rng.random() < 0.08:  # "9a to 11a", "15h30-18h"
+            if meridiem:
+                return f"{hour % 12 or 12}" + (f":{minute:02d}" if minute else "") + ("p" if hour >= 12 else "a")
+            return f"{hour}h" + (f"{minute:02d}" if minute else "")
         if digits:
             hour12 = hour % 12 or 12
             text = str(hour12) if minute == 0 else f"{hour12}:{minute:02d}"
@@ -161,7 +200,8 @@ class ValueRenderers:
 
     def date_text(self, rng: random.Random, allow_weeks: bool = False) -> tuple[str, bool]:
         """A date expression and whether 'on' may precede it."""
-        kind = _pick(rng, [(5, "relative"), (5, "weekday"), (4, "absolute"), (1.5, "period"), (0.6, "week")])
+        kind = _pick(rng, [(5, "relative"), (5, "weekday"), (4, "absolute"), (1.5, "period"), (0.6, "week"),
+                           (1.2, "calendar")])
         weekday = self._cap(rng.choice(WEEKDAYS))
         month = self._cap(rng.choice(MONTHS))
         day = rng.randint(1, 28 if month.lower() == "february" else 30)
@@ -173,6 +213,9 @@ class ValueRenderers:
         if kind == "weekday":
             return _pick(rng, [(4, weekday), (2, f"this {weekday}"), (2, f"next {weekday}"),
                                (1, f"{weekday} next week"), (0.5, f"coming {weekday}")]), True
+        if kind == "calendar":  # "on" goes before a date, never before "in 3 days" or "a week from today"
+            text = self._calendar_date(rng, weekday, month)
+            return text, not text.startswith(("in ", "a week", "two weeks", "2 weeks"))
         if kind == "period":
             return _pick(rng, [(3, f"tomorrow {rng.choice(['morning', 'afternoon', 'evening'])}"),
                                (2, f"{weekday} {rng.choice(['morning', 'afternoon'])}"),
@@ -188,6 +231,24 @@ class ValueRenderers:
                                                  else f"{weekday} {month} {plain_day}"),
             (0.5, f"{weekday} {month} {day_word}"),
         ]), True
+
+    def _calendar_date(self, rng: random.Random, weekday: str, month: str) -> str:
+        """Weeks, months and offsets: 'wednesday of next week', 'the last friday of october', '9/20',
+        'a week from tomorrow', 'in 3 days', 'Fri, Sep 20', 'December 20, 2027'."""
+        day = rng.randint(1, 28)
+        n = rng.choice([2, 3, 4, 5, 7, 10])
+        nth = rng.choice(["first", "second", "third", "fourth", "last", "1st", "2nd", "3rd"])
+        short = _pick(rng, [(3, month[:3]), (1, "Sept" if month.lower().startswith("sep") else month[:3])])
+        return _pick(rng, [
+            (2, f"{weekday} of {rng.choice(['this', 'next'])} week"), (1, f"the {ordinal_suffix(day)} of next month"),
+            (1, f"the {ordinal_word(day)} of this month"), (2, f"the {nth} {weekday} of {month}"),
+            (1, f"{nth} {weekday} in {month}"), (1.5, f"{MONTHS.index(month.title()) + 1}/{day}"),
+            (1, f"a week from {rng.choice(['tomorrow', 'today', weekday])}"),
+            (1, f"in {n if rng.random() < 0.5 else number_word(n)} days"), (0.5, "in a week"),
+            (0.5, f"in {rng.choice(['two', '2', 'three'])} weeks"),
+            (1.5, f"{weekday[:3]}, {short} {day}" if self.style == "asr" else f"{weekday[:3]} {short} {day}"),
+            (1, f"{short} {ordinal_suffix(day)}"), (1, f"{month} {day}, {rng.choice([2027, 2028])}"),
+        ])
 
     def date(self, rng: random.Random, kind: str, label: str) -> list[Piece]:
         text, takes_on = self.date_text(rng, allow_weeks=kind == "list")
@@ -206,7 +267,8 @@ class ValueRenderers:
             (3, f"{m} minutes"), (2, f"{number_word(m)} minutes"), (1, f"{m} min"), (1, f"{m} mins"),
             (3, "half an hour"), (2, "an hour and a half"), (1, "one and a half hours"), (1, "1.5 hours"),
             (1, "an hour and fifteen minutes"), (1, "a couple of hours"), (1, "a full hour"), (0.5, "a half hour"),
-            (0.5, "two and a half hours"), (0.5, f"{n}h"),
+            (0.5, "two and a half hours"), (0.5, f"{n}h"), (0.5, f"1h{rng.choice([15, 30, 45])}"),
+            (0.3, "a quarter of an hour"), (0.3, "an hour and a quarter"),
         ])
 
     def duration(self, rng: random.Random, kind: str) -> list[Piece]:

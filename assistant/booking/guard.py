@@ -1,0 +1,195 @@
+"""The guard between understanding and acting: checks a booking's reading before it may become a command.
+
+A wrong booking made with confidence is the worst outcome, so a request that fails any check becomes a question
+that names the doubtful part ("\"a\" is not a time. Did you mean 3:15 pm?"), and is never executed:
+
+- every time and date span was read in full (the value readers refuse leftover words), and said once (a time
+  tagged on two spans is in doubt);
+- a one-letter or function-word span is never a time ("a" of "a quarter past 3");
+- the start comes before the end;
+- the length fits `[booking] max_hours`;
+- no crossing of midnight that was not asked for ("15 to noon" read as 15:00 to 12:00 the next day);
+- not in the past.
+
+Where the words around a doubtful span read as one clock time ("a" + "quarter past 3pm", "15" + "to" + "noon"),
+that reading is offered, and "yes" books it (the conflict proposal's path in the dialogue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from assistant.booking.clock import Meridiem, parse_clock
+from assistant.booking.interval import Interval, TimePolicy, localize, resolve_interval
+from assistant.booking.request import MeetingRequest
+
+__all__ = ["Doubt", "check_booking", "check_move", "TIME_SLOTS"]
+
+TIME_SLOTS = ("date", "start_time", "end_time", "duration", "new_date", "new_time")
+_FUNCTION_WORDS = {
+    "a", "an", "the", "at", "on", "in", "for", "from", "to", "until", "till", "by", "of", "and", "or", "then",
+    "it", "me", "us", "i", "we", "um", "uh", "er", "so", "ok", "okay", "please", "about", "around",
+}
+_KIND = {"date": "date", "new_date": "date", "duration": "length", "start_time": "time", "end_time": "end time",
+         "new_time": "time"}
+
+
+@dataclass(frozen=True)
+class Doubt:
+    check: str  # not_a_time | split | unread | order | too_long | midnight | past
+    slots: tuple[str, ...]  # the slots in doubt: the person is asked for these again
+    said: str  # the words in doubt
+    question: str  # names the doubtful part; ends with what to say next
+    suggestion: Interval | None = None  # the reading offered ("did you mean 3:15 pm?"), when there is one
+
+    def to_dict(self) -> dict[str, str | list[str]]:
+        return {"check": self.check, "slots": list(self.slots), "said": self.said}
+
+
+def _clock_words(moment: datetime) -> str:
+    hour = moment.hour % 12 or 12
+    return f"{hour}{moment.strftime(':%M') if moment.minute else ''} {'am' if moment.hour < 12 else 'pm'}"
+
+
+def _day_words(moment: datetime, now: datetime) -> str:
+    days = (moment.date() - now.date()).days
+    named = {0: "today", 1: "tomorrow"}.get(days)
+    return named or moment.strftime("%a %-d %b")
+
+
+def _joined_reading(request: MeetingRequest, slots: tuple[str, ...], now: datetime, policy: TimePolicy
+                    ) -> Interval | None:
+    """The time the words from the first to the last time span say when read as one phrase ("a" + "quarter past
+    3pm" -> 15:15, "15" + "to" + "noon" -> 11:45); None when they do not read as one clock time."""
+    text = request.text
+    found = [(text.find(said), text.find(said) + len(said)) for name, said in request.spans
+             if name in slots and said and text.find(said) >= 0]
+    if len(found) < 2:
+        return None
+    phrase = text[min(s for s, _ in found) : max(e for _, e in found)]
+    if parse_clock(phrase) is None:
+        return None
+    zone = now.tzinfo
+    assert isinstance(zone, ZoneInfo)
+    duration = dict(request.spans).get("duration")
+    reading = resolve_interval(request.day or now.date(), zone, phrase, None, duration, None, policy)
+    return reading if isinstance(reading, Interval) and reading.start > now else None
+
+
+def _not_a_time(request: MeetingRequest) -> tuple[str, str] | None:
+    for name, said in request.spans:
+        core = said.strip(" .,!?;:'\"").lower()
+        if name in TIME_SLOTS and (core in _FUNCTION_WORDS or (len(core) == 1 and not core.isdigit())):
+            return name, said
+    return None
+
+
+def _said_twice(request: MeetingRequest) -> str | None:
+    """A time slot tagged on two spans ("15" and "noon" of "15 to noon"): which one is meant is not guessed."""
+    names = [name for name, _ in request.spans if name in TIME_SLOTS]
+    return next((name for name in dict.fromkeys(names) if names.count(name) > 1), None)
+
+
+def _next_question(slots: tuple[str, ...]) -> str:
+    if "start_time" in slots or "end_time" in slots or "new_time" in slots:
+        return "At what time?"
+    if "duration" in slots:
+        return "For how long?"
+    return "Which day?"
+
+
+def _doubt(check: str, slots: tuple[str, ...], said: str, problem: str, suggestion: Interval | None) -> Doubt:
+    ask = f"Did you mean {_clock_words(suggestion.start)}?" if suggestion is not None else _next_question(slots)
+    return Doubt(check, slots, said, f"{problem} {ask}", suggestion)
+
+
+def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> Doubt | None:
+    """The checks on the words themselves: no function word as a time, no time said twice, all read in full."""
+    times = ("start_time", "end_time")
+    word = _not_a_time(request)
+    if word is not None:
+        slot, said = word
+        return _doubt("not_a_time", (slot,), said, f"\"{said}\" is not a {_KIND[slot]}.",
+                      _joined_reading(request, times, now, policy) if slot in times else None)
+    split = _said_twice(request)
+    if split is not None:
+        return _doubt("split", (split,), " ... ".join(t for n, t in request.spans if n == split),
+                      f"I heard two {_KIND[split]}s.", _joined_reading(request, (split,), now, policy))
+    if request.problems:
+        unread = request.problems[0]
+        return _doubt("unread", (unread.slot,), unread.said,
+                      f"I could not read the {_KIND.get(unread.slot, unread.slot)} \"{unread.said}\".",
+                      _joined_reading(request, times, now, policy) if unread.slot in times else None)
+    return None
+
+
+def check_booking(request: MeetingRequest, now: datetime, max_length: timedelta,
+                  policy: TimePolicy | None = None) -> Doubt | None:
+    """The first check a booking request fails, or None when it may become an executable command."""
+    policy = policy or TimePolicy()
+    doubt = _check_words(request, now, policy)
+    if doubt is not None or request.interval is None:
+        return doubt  # (no time said yet: the dispatcher asks for it)
+    return _check_interval(request, request.interval, now, max_length, policy)
+
+
+def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, max_length: timedelta,
+                    policy: TimePolicy) -> Doubt | None:
+    start, end = interval.start, interval.end
+    said = dict(request.spans)
+    span_words = " to ".join(said[s] for s in ("start_time", "end_time") if said.get(s))
+    if said.get("duration"):
+        span_words += f" for {said['duration']}"
+    times = ("start_time", "end_time") if said.get("end_time") else ("start_time", "duration")
+    shown = f"{start.strftime('%H:%M')} to {end.strftime('%H:%M')}"
+    if end <= start:
+        return _doubt("order", times, span_words, f"The end ({end.strftime('%H:%M')}) is not after the start "
+                      f"({start.strftime('%H:%M')}).", _joined_reading(request, times, now, policy))
+    length = end - start
+    if length > max_length:
+        hours = length.total_seconds() / 3600
+        return _doubt("too_long", times, span_words, f"That is {hours:g} hours ({shown}"
+                      f"{' the next day' if end.date() != start.date() else ''}), longer than a booking may last "
+                      f"({max_length.total_seconds() / 3600:g} hours).", _joined_reading(request, times, now, policy))
+    ends_at_midnight = end.time() == datetime.min.time() and end.date() == start.date() + timedelta(days=1)
+    if end.date() != start.date() and not ends_at_midnight and not _overnight_said(said, start, end):
+        return _doubt("midnight", times, span_words, f"That runs past midnight ({shown} the next day).",
+                      _joined_reading(request, times, now, policy))
+    if start < now:
+        return _doubt("past", ("date", "start_time"), said.get("start_time", ""),
+                      f"{_clock_words(start)} {_day_words(start, now)} has already passed.",
+                      _later_same_day(start, now, said.get("start_time", ""), interval))
+    return None
+
+
+def _overnight_said(said: dict[str, str], start: datetime, end: datetime) -> bool:
+    """A crossing of midnight is planned when both ends carry their own am/pm ("10 pm to 1 am")."""
+    first, last = parse_clock(said.get("start_time", "")), parse_clock(said.get("end_time", ""))
+    return (first is not None and last is not None and first.meridiem is Meridiem.PM
+            and last.meridiem is Meridiem.AM and not first.fixed and not last.fixed)
+
+
+def _later_same_day(start: datetime, now: datetime, said: str, interval: Interval) -> Interval | None:
+    """'at 9' said at 10 am, read as 9 am by the morning rule: 9 pm is the reading offered, if still to come."""
+    clock = parse_clock(said)
+    if clock is None or clock.meridiem is not None or clock.fixed or start.hour >= 12:
+        return None
+    zone = start.tzinfo
+    assert isinstance(zone, ZoneInfo)
+    later = localize(start.date(), start.hour + 12, start.minute, zone)
+    return Interval(later, later + (interval.end - interval.start)) if later > now else None
+
+
+def check_move(request: MeetingRequest, now: datetime, policy: TimePolicy | None = None) -> Doubt | None:
+    """A reschedule's target time: read in full, a real time, not in the past."""
+    doubt = _check_words(request, now, policy or TimePolicy())
+    if doubt is not None:
+        return doubt
+    if request.new_interval is not None and request.new_interval.start < now:
+        start = request.new_interval.start
+        return _doubt("past", ("new_time",), dict(request.spans).get("new_time", ""),
+                      f"{_clock_words(start)} {_day_words(start, now)} has already passed.", None)
+    return None
+
