@@ -50,20 +50,23 @@ class FakeRecognizer:
 
 
 class FakeNLUBackend:
-    """The engines.base protocol with scripted logits: every request is `intent` with probability about 0.99 and
-    no slot; counts its calls and their batch sizes."""
+    """The engines.base protocol with scripted logits: every request is `intent` with probability about 0.99 (or
+    `weak`: about 0.4, below the parser's threshold) and every word tagged `slot` ("O": no slot); counts its calls
+    and their batch sizes."""
 
-    def __init__(self, intent: str = "book_meeting") -> None:
+    def __init__(self, intent: str = "book_meeting", *, weak: bool = False, slot: str = "O") -> None:
         self.intent = LABELS.intents.index(intent)
+        self.score = 1.0 if weak else 6.0
+        self.slot = LABELS.slot_labels.index(slot)
         self.calls: list[int] = []
 
     def run(self, input_ids: NDArray[np.int64], attention_mask: NDArray[np.int64]) -> Logits:
         batch, seq = input_ids.shape
         self.calls.append(batch)
         intents = np.zeros((batch, len(LABELS.intents)), np.float32)
-        intents[:, self.intent] = 6.0
+        intents[:, self.intent] = self.score
         slots = np.zeros((batch, seq, len(LABELS.slot_labels)), np.float32)
-        slots[:, :, 0] = 6.0  # "O" everywhere
+        slots[:, :, self.slot] = 6.0
         return intents, slots
 
     def info(self) -> BackendInfo:

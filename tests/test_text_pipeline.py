@@ -50,3 +50,11 @@ def test_the_day_view_reads_the_store_and_the_room_directory(settings: Settings,
     view = pipeline.day(date(2026, 12, 3), BERLIN)
     assert view.bookings == () and "everest" in {room.key for room in view.rooms}
     assert (view.day, view.zone) == (date(2026, 12, 3), BERLIN)
+
+
+def test_a_weak_booking_reading_is_asked_about_not_rejected(settings: Settings, tmp_path: Path) -> None:
+    """The model below its confidence threshold, guessing a booking of a room: a question, not "not a request"."""
+    pipeline = fake_pipeline(settings, tmp_path / "b.sqlite", FakeNLUBackend(weak=True, slot="B-room"))
+    (outcome,) = pipeline.act_many([Turn("Denali", "c", NOW)], commit=True)
+    assert outcome.intent == "out_of_scope" and isinstance(outcome.result, Clarify), outcome.result
+    assert outcome.result.missing == ("date", "start_time")
