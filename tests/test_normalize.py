@@ -159,3 +159,24 @@ def test_day_part_decides_am_pm() -> None:
 def test_missing_or_unreadable() -> None:
     assert resolve_interval(WED, BERLIN, None) == Unresolved(("start_time",), "no start time")
     assert isinstance(resolve_interval(WED, BERLIN, "9", None, "for a while"), Unresolved)
+
+
+@pytest.mark.parametrize(("said", "start", "end"), [
+    ("between 1 and 2 pm", "13:00", "14:00"), ("15h30-18h", "15:30", "18:00"), ("9a to 11a", "09:00", "11:00"),
+    ("from 10 until noon", "10:00", "12:00"),
+])
+def test_a_range_tagged_as_one_span_is_split(said: str, start: str, end: str) -> None:
+    interval = resolve_interval(D(2026, 12, 3), BERLIN, said)
+    assert isinstance(interval, Interval), interval
+    assert (interval.start.strftime("%H:%M"), interval.end.strftime("%H:%M")) == (start, end)
+
+
+def test_from_now_is_to_the_minute_and_across_dst() -> None:
+    from datetime import datetime
+
+    from assistant.booking.interval import from_now
+
+    before_fall_back = datetime(2026, 10, 25, 1, 40, 37, tzinfo=BERLIN)  # +02:00; at 03:00 clocks go to 02:00
+    assert from_now("in an hour", before_fall_back).isoformat() == "2026-10-25T02:40:00+02:00"  # type: ignore[union-attr]
+    assert from_now("in two hours", before_fall_back).isoformat() == "2026-10-25T02:40:00+01:00"  # type: ignore[union-attr]
+    assert from_now("an hour", before_fall_back) is None and from_now("in a while", before_fall_back) is None

@@ -95,7 +95,7 @@ def _end_hour(end: ClockTime, start_24: tuple[int, int], start: ClockTime) -> tu
     return end.to_24h(Meridiem.AM)
 
 
-_RANGE_SPLIT = re.compile(r"\s*(?:-|–|\bto\b|\buntil\b|\btill\b|\bthrough\b|\bthru\b)\s*")
+_RANGE_SPLIT = re.compile(r"\s*(?:-|–|\bto\b|\band\b|\buntil\b|\btill\b|\bthrough\b|\bthru\b)\s*")
 _FROM_NOW = re.compile(r"^in (.+)$")
 
 

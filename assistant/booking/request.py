@@ -36,7 +36,7 @@ class MeetingRequest:
     problems: tuple[Unread, ...] = ()  # slot texts that could not be read
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     spans: tuple[tuple[str, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
-    any_room: bool = False  # "a room", "any room", a head count: the person leaves the room to us
+    any_room: bool = False  # a request (not a bare fragment) or a head count: the room may be left to us
     text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
 
 
