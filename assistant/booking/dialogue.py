@@ -156,7 +156,7 @@ class Dialogue:
             intent, carried = state.intent or intent, state.slots
             if intent == "reschedule_meeting":  # "friday at 3" answers "when should it move to?"
                 slots = [(_MOVED.get(name, name), value) for name, value in slots]
-        any_room = (state.any_room if continuing else False) or not is_fragment(stripped, slots)
+        any_room = (state.any_room if continuing else False) or not fragment
         request = normalize_request(intent, slots, now, self.rooms, self.policy, carried, text=stripped,
                                     any_room=any_room)
         if unsure and commit:  # a weak reading acts only after a "yes"
