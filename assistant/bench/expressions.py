@@ -107,12 +107,10 @@ def _duckling_scores(rows: list[Expression]) -> dict[str, Any] | None:
 
 
 def run_expression_bench(settings: Settings, options: ExpressionBenchOptions) -> int:
-    from pathlib import Path as _Path
-
     from assistant.wiring import build_text_pipeline
 
     rows = expressions()
-    pipeline = build_text_pipeline(settings, _Path(":memory:"), commit=False)
+    pipeline = build_text_pipeline(settings, Path(":memory:"), commit=False)
     started = time.perf_counter()
     judged = table_outcomes(pipeline, rows)
     seconds = time.perf_counter() - started

@@ -64,8 +64,8 @@ def _joined_reading(request: MeetingRequest, slots: tuple[str, ...], now: dateti
     """The time the words from the first to the last time span say when read as one phrase ("a" + "quarter past
     3pm" -> 15:15, "15" + "to" + "noon" -> 11:45); None when they do not read as one clock time."""
     text = request.text
-    found = [(text.find(said), text.find(said) + len(said)) for name, said in request.spans
-             if name in slots and said and text.find(said) >= 0]
+    at = [(text.find(said), said) for name, said in request.spans if name in slots and said]
+    found = [(start, start + len(said)) for start, said in at if start >= 0]
     if len(found) < 2:
         return None
     phrase = text[min(s for s, _ in found) : max(e for _, e in found)]
