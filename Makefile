@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e
+.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-turns
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -60,6 +60,9 @@ bench-voice: install-test
 bench-e2e: install-test
 	$(VENV)/bin/assistant bench e2e --spawn --clients 1,2,4,8 --duration 90 \
 	  --json docs/benchmarks/e2e-cpu.json --plot docs/benchmarks/e2e-cpu.png
+
+bench-turns: install-test
+	$(VENV)/bin/assistant bench turns --json docs/benchmarks/turns-cpu.json --plot docs/benchmarks/turns-cpu.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

@@ -268,6 +268,18 @@ def _cmd_bench_expressions(args: argparse.Namespace) -> int:
     return run_expression_bench(_settings(args), ExpressionBenchOptions(args.json, not args.no_duckling))
 
 
+def _cmd_bench_turns(args: argparse.Namespace) -> int:
+    from assistant.bench.turns import POLICIES, TurnsBenchOptions, run_turns_bench
+
+    policies = tuple(p for p in args.policies.split(",") if p)
+    unknown = set(policies) - set(POLICIES)
+    if unknown:
+        raise ConfigError(f"--policies: unknown {', '.join(sorted(unknown))}; choose from {', '.join(POLICIES)}")
+    return run_turns_bench(_settings(args), TurnsBenchOptions(args.pauses, None if args.no_plain else args.plain,
+                                                              policies, args.limit, args.json, args.plot,
+                                                              args.config))
+
+
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
     from models.atis import AtisBenchOptions, run_atis_benchmark
 
@@ -391,6 +403,17 @@ def _parser() -> argparse.ArgumentParser:
     expr.add_argument("--json", type=Path, help="write the report here")
     expr.add_argument("--no-duckling", action="store_true", help="skip the Duckling comparison")
     expr.set_defaults(func=_cmd_bench_expressions)
+    turns = bench.add_parser("turns", parents=[common],
+                             help="end-of-turn policies side by side: false cutoffs at pauses, wait, right bookings")
+    turns.add_argument("--pauses", type=Path, default=corpus.parent / "pauses", help="the pause corpus")
+    turns.add_argument("--plain", type=Path, default=corpus, help="the pause-free corpus (its bookings)")
+    turns.add_argument("--no-plain", action="store_true", help="only the pause corpus")
+    turns.add_argument("--policies", default=",".join(("hangover-300", "hangover-500", "hangover-800", "smart-turn",
+                                                        "reading")), help="comma-separated, in this order")
+    turns.add_argument("--limit", type=int, default=0, help="the first N turns only")
+    turns.add_argument("--json", type=Path, help="write the report here")
+    turns.add_argument("--plot", type=Path, help="write a PNG of false cutoffs against wait here")
+    turns.set_defaults(func=_cmd_bench_turns)
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
     atis.add_argument("--epochs", type=int, default=20)
     atis.add_argument("--json", type=Path, help="write the scores here")

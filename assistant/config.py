@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import ConfigError
+from assistant.turn.policy import TURN_MODELS, TurnSettings
 
-__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "Settings",
-           "DEFAULT_CONFIG", "load_settings"]
+__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
+           "Settings", "DEFAULT_CONFIG", "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -43,6 +44,7 @@ class BookingSettings:
 @dataclass(frozen=True)
 class AudioSettings:
     vad_aggressiveness: int = 2  # webrtcvad 0 (least) .. 3 (most eager to call audio non-speech)
+    quiet_below_peak_db: float = 40.0  # energy gate: this far under the speech before it is silence (0 = off)
     pre_roll_ms: int = 300
     hangover_ms: int = 300  # this much non-speech ends an utterance
     min_speech_ms: int = 200
@@ -82,6 +84,7 @@ class Settings:
     audio: AudioSettings = field(default_factory=AudioSettings)
     asr: ASRSettings = field(default_factory=ASRSettings)
     serving: ServingSettings = field(default_factory=ServingSettings)
+    turn: TurnSettings = field(default_factory=TurnSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -110,7 +113,7 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -132,4 +135,16 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
                     nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
                     asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
-                    serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"))
+                    serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
+                    turn=_turn(data.get("turn", {}), f"{path} [turn]"))
+
+
+def _turn(data: Mapping[str, Any], where: str) -> TurnSettings:
+    turn: TurnSettings = _section(TurnSettings, data, where)
+    if turn.model not in TURN_MODELS:
+        raise ConfigError(f"{where}.model: {turn.model!r} is not one of {', '.join(TURN_MODELS)}")
+    if min(turn.read_after_ms, turn.complete_ms, turn.hold_ms) < 20 or turn.amend_ms < 0:
+        raise ConfigError(f"{where}: read_after_ms, complete_ms and hold_ms are at least one 20 ms frame")
+    if not turn.read_after_ms <= turn.complete_ms <= turn.hold_ms:
+        raise ConfigError(f"{where}: expected read_after_ms <= complete_ms <= hold_ms")
+    return turn

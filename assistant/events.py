@@ -1,8 +1,8 @@
 """The websocket protocol's messages as typed events, and the codec between them and the wire. No I/O here.
 
 Client -> server: a JSON `start`, then binary audio frames (pcm_s16le), then a JSON `stop`.
-Server -> client: JSON events `ready`, `speech_start`, `speech_end`, `partial`, `transcript`, `intent`, `result`,
-`latency`, `error`. Every message carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
+Server -> client: JSON events `ready`, `speech_start`, `speech_end`, `partial`, `turn`, `transcript`, `intent`,
+`result`, `latency`, `error`. Every message carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
 
 Both sides use this module: the server decodes client messages and writes events, the clients (send, mic, the
 load benchmark) write `start`/`stop` and read events, so the two can only disagree in one place.
@@ -19,7 +19,7 @@ from assistant.errors import ProtocolError
 __all__ = [
     "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "Start", "Stop", "Audio", "ClientMessage",
     "decode_client", "ServerEvent", "Ready", "SpeechStart", "SpeechEnd", "Partial", "Transcript", "IntentEvent",
-    "ResultEvent", "Latency", "ErrorEvent", "decode_server", "server_event",
+    "ResultEvent", "TurnEvent", "Latency", "ErrorEvent", "decode_server", "server_event",
 ]
 
 PROTOCOL_VERSION = 1
@@ -126,9 +126,29 @@ class SpeechEnd(ServerEvent):
 
 @dataclass(frozen=True)
 class Partial(ServerEvent):
+    """The utterance so far while it is spoken, with the running understanding: `intent` and the `result` it
+    would give now (a dry run: nothing is booked; `final` is always false)."""
+
     type: ClassVar[str] = "partial"
     utterance: int
     text: str
+    intent: str | None = None
+    result: dict[str, Any] | None = None
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class TurnEvent(ServerEvent):
+    """What the read at a pause said about the turn: `complete` (it ends after `hangover_ms` of silence),
+    `incomplete` (held up to `hangover_ms` for what it is `waiting_for`), or `unsure` (the plain hangover)."""
+
+    type: ClassVar[str] = "turn"
+    utterance: int
+    audio_ms: int  # where the pause was noticed
+    verdict: str
+    hangover_ms: int | None
+    reason: str
+    waiting_for: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -169,8 +189,8 @@ class ErrorEvent(ServerEvent):
 
 
 _SERVER_EVENTS: dict[str, type[ServerEvent]] = {
-    cls.type: cls for cls in (Ready, SpeechStart, SpeechEnd, Partial, Transcript, IntentEvent, ResultEvent,
-                              Latency, ErrorEvent)
+    cls.type: cls for cls in (Ready, SpeechStart, SpeechEnd, Partial, TurnEvent, Transcript, IntentEvent,
+                              ResultEvent, Latency, ErrorEvent)
 }
 
 

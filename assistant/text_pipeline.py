@@ -34,6 +34,8 @@ class Turn:
     text: str
     conversation: str
     now: datetime  # aware; "tomorrow" and "at 9" are read against it
+    preview: bool = False  # a reading of speech still going on: a dry run that leaves the conversation as it was
+    amend: bool = False  # the speaker went on right after the last turn ended early: it may amend what that did
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,17 @@ class TextPipeline:
     def act_many(self, turns: Sequence[Turn], *, commit: bool) -> list[TurnOutcome]:
         """Understand every turn in one batched model call, then act on each in order (turns of one
         conversation build on each other). A dialogue step that raises fails its own turn only."""
-        understood = self.parser.parse_many([t.text for t in turns])
-        return [self._act(turn, parsed, commit) for turn, parsed in zip(turns, understood, strict=True)]
+        # A turn that may amend the booking just made is also read joined to the words that made it, in the same
+        # model call ("... with Priya" + "and Tom" is one request with two attendees).
+        joins = {i: f"{said} {t.text}" for i, t in enumerate(turns)
+                 if t.amend and (said := self.dialogue.last_words(t.conversation))}
+        parsed = self.parser.parse_many([t.text for t in turns] + list(joins.values()))
+        joined = dict(zip(joins, parsed[len(turns):], strict=True))
+        return [self._act(turn, understood, commit, joined.get(i))
+                for i, (turn, understood) in enumerate(zip(turns, parsed[: len(turns)], strict=True))]
 
-    def _act(self, turn: Turn, understood: Understanding | ParseFailure, commit: bool) -> TurnOutcome:
+    def _act(self, turn: Turn, understood: Understanding | ParseFailure, commit: bool,
+             joined: Understanding | ParseFailure | None = None) -> TurnOutcome:
         if isinstance(understood, ParseFailure):
             return TurnOutcome(turn, understood, Rejected(understood.message))
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
@@ -108,8 +117,15 @@ class TextPipeline:
                 # A borderline booking ("book Denali" at 0.4) is asked about rather than rejected: what it would
                 # book is proposed, and "yes" books it.
                 intent, slots, unsure = guess.intent, [(s.name, s.text) for s in guess.slots], True
-            result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now, commit=commit,
-                                        unsure=unsure)
+            if turn.preview:
+                with self.dialogue.snapshot(turn.conversation):
+                    result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
+                                                commit=False, unsure=unsure)
+            else:
+                both = None if not isinstance(joined, Understanding) else \
+                    (joined.text, joined.intent, [(s.name, s.text) for s in joined.slots])
+                result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
+                                            commit=commit, unsure=unsure, amend=turn.amend, joined=both)
         except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
             return TurnOutcome(turn, understood, None, exc)
         return TurnOutcome(turn, understood, result)

@@ -125,10 +125,13 @@ def recognizer_hotwords(settings: Settings) -> str | None:
 
 
 def stream_config(settings: Settings) -> StreamConfig:
+    """[audio] and [turn]: with a turn model the endpointer reports pauses, where the turn is read or heard."""
     audio = settings.audio
+    pause_ms = 0 if settings.turn.model == "hangover" else settings.turn.read_after_ms
     endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
-                                  min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms)
-    return StreamConfig(endpointer, audio.vad_aggressiveness, audio.partial_interval_ms)
+                                  min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms,
+                                  pause_ms=pause_ms)
+    return StreamConfig(endpointer, audio.vad_aggressiveness, audio.partial_interval_ms, audio.quiet_below_peak_db)
 
 
 def load_policy(settings: Settings) -> LoadPolicy:
@@ -173,4 +176,13 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     policy = load_policy(settings)
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
                   f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")
-    return VoiceServer(Workers(recognizer, pipeline, policy), stream_config(settings))
+    detector = None
+    if settings.turn.model == "smart-turn":
+        from assistant.turn.smart_turn import SmartTurn
+
+        detector = SmartTurn()
+    turn = settings.turn
+    _say("turn", f"{turn.model}: read after {turn.read_after_ms} ms of silence; end after {turn.complete_ms} ms "
+                 f"(complete) / {turn.hold_ms} ms (incomplete) / {settings.audio.hangover_ms} ms (otherwise)")
+    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector),
+                       stream_config(settings))

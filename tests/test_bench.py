@@ -59,3 +59,22 @@ def test_bench_expressions_counts_every_row_and_sets_duckling_beside_it(tmp_path
     assert len(report["misses"]) == rows - report["ours"]["counts"]["exact"]
     duckling = report["duckling"]  # installed by `make test` (requirements/bench.txt)
     assert sum(duckling["counts"].values()) == rows and duckling["per_call"]["n"] == rows
+
+
+@pytest.mark.usefixtures("meeting_model")
+def test_bench_turns_scores_every_policy_on_the_same_turns(tmp_path: Path) -> None:
+    """Two turns of the pause corpus ('Book Everest tomorrow at' [600 ms] ...; 'Book Denali for' [500 ms] ...):
+    a 300 ms hangover cuts both pauses, the reading holds both; each policy says what it booked."""
+    out = tmp_path / "turns.json"
+    proc = subprocess.run([sys.executable, "-m", "assistant", "bench", "turns", "--limit", "2", "--no-plain",
+                           "--policies", "hangover-300,hangover-800,smart-turn,reading", "--json", str(out),
+                           "--plot", str(tmp_path / "turns.png")], capture_output=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    points = {p["policy"]: p for p in json.loads(out.read_text())["points"]}
+    assert list(points) == ["hangover-300", "hangover-800", "smart-turn", "reading"]
+    for point in points.values():
+        assert point["turns"] == 2 and point["pauses"] == 2 and point["wait"]["n"] == 2
+    assert points["hangover-300"]["false_cutoffs"] == 2 and points["hangover-800"]["false_cutoffs"] == 0
+    assert points["reading"]["false_cutoffs"] == 0 and points["reading"]["right"] == 2
+    assert points["hangover-300"]["reads_per_turn"] == 0 and points["reading"]["reads_per_turn"] >= 2
+    assert (tmp_path / "turns.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

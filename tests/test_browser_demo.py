@@ -26,10 +26,9 @@ if not CHROMIUM.exists():
     pytest.skip(reason, allow_module_level=True)
 
 
-@pytest.fixture()
-def microphone_wav(tmp_path: Path) -> Path:
+def _looped(source: Path, tmp_path: Path) -> Path:
     """The spoken request after half a second of quiet and followed by ten seconds of it (the fake device loops)."""
-    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+    with wave.open(str(source), "rb") as wav:
         params, pcm = wav.getparams(), wav.readframes(wav.getnframes())
     rate = params.framerate
     path = tmp_path / "microphone.wav"
@@ -37,6 +36,11 @@ def microphone_wav(tmp_path: Path) -> Path:
         out.setparams(params)
         out.writeframes(b"\x00\x00" * (rate // 2) + pcm + b"\x00\x00" * (10 * rate))
     return path
+
+
+@pytest.fixture()
+def microphone_wav(tmp_path: Path) -> Path:
+    return _looped(DATA / "book_everest_tomorrow_9.wav", tmp_path)
 
 
 def test_speaking_into_the_page_books_the_room_and_shows_every_stage(own_server: str, microphone_wav: Path
@@ -78,4 +82,26 @@ def test_speaking_into_the_page_books_the_room_and_shows_every_stage(own_server:
         page.screenshot(path=str(ARTIFACTS / "browser-demo-phone.png"), full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
         page.get_by_role("button", name="Stop").click()
+        browser.close()
+
+
+def test_the_page_shows_the_turn_held_for_the_time_then_the_booking(own_server: str, tmp_path: Path) -> None:
+    """"Book Everest tomorrow at" [600 ms] "ten a.m. for an hour.": while the speaker pauses after "at" the
+    page says what the turn waits for; the booking comes once the request is complete."""
+    from playwright.sync_api import expect, sync_playwright
+
+    microphone = _looped(DATA / "pauses" / "p01.wav", tmp_path)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
+        page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
+        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
+        page.get_by_role("button", name="Start talking").click()
+        turn = page.locator("#turn")
+        expect(turn).to_have_attribute("data-verdict", "incomplete", timeout=30_000)
+        expect(turn).to_have_text("waiting for the time...")
+        expect(page.locator("#forming")).to_contain_text("needs start_time")  # the command forming, not booked
+        card = page.locator("#card")
+        expect(card.locator(".field-time")).to_have_text("10:00–11:00", timeout=60_000)
+        expect(card.locator(".card-title")).to_have_text("Book · done")
         browser.close()

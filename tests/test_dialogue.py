@@ -260,3 +260,138 @@ def test_a_fragment_is_read_by_the_word_before_it(dialogue: Dialogue, reply: str
     from assistant.booking.dialogue import read_answer
 
     assert read_answer(reply, missing, dialogue.rooms, NOW) == slots
+
+
+def _booked_at_three(dialogue: Dialogue) -> Command:
+    made = say(dialogue, "book everest tomorrow at three", "book_meeting",
+               [("room", "everest"), ("date", "tomorrow"), ("start_time", "three")])
+    assert isinstance(made, Command) and made.committed
+    return made
+
+
+@pytest.mark.parametrize(("text", "intent", "slots", "start", "end"), [
+    ("for two hours", "book_meeting", [("duration", "two hours")], "15:00", "17:00"),  # longer, same start
+    ("actually make it four", "out_of_scope", [], "16:00", "16:30"),  # a new start keeps the length
+    ("until five", "out_of_scope", [("end_time", "five")], "15:00", "17:00"),
+    ("and on friday", "book_meeting", [("date", "friday")], "15:00", "15:30"),  # another day, same time
+])
+def test_speech_right_after_an_early_end_amends_the_booking_just_made(
+        dialogue: Dialogue, text: str, intent: str, slots: Slots, start: str, end: str) -> None:
+    made = _booked_at_three(dialogue)
+    amended = dialogue.turn("c1", text, intent, slots, NOW, commit=True, amend=True)
+    assert_valid_result(amended.to_dict())
+    assert isinstance(amended, Command) and amended.committed, amended
+    assert amended.action == "reschedule_meeting" and amended.amends == made.booking_id
+    assert amended.to_dict()["command"]["amends"] == made.booking_id  # the result says so
+    assert amended.new_start is not None and amended.new_end is not None
+    assert (amended.new_start.strftime("%H:%M"), amended.new_end.strftime("%H:%M")) == (start, end)
+    booking = dialogue.dispatcher.store.get(str(made.booking_id))
+    assert booking is not None and (booking.start, booking.end) == (amended.new_start, amended.new_end)
+    assert len(dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))) == 1  # moved, never a second
+
+
+def test_more_than_times_after_an_early_end_is_a_new_request(dialogue: Dialogue) -> None:
+    made = _booked_at_three(dialogue)
+    other = dialogue.turn("c1", "book denali tomorrow at nine", "book_meeting",
+                          [("room", "denali"), ("date", "tomorrow"), ("start_time", "nine")], NOW, commit=True,
+                          amend=True)
+    assert isinstance(other, Command) and other.action == "book_meeting" and other.amends is None
+    assert other.booking_id != made.booking_id
+    # and without the early end, a bare length is not taken as an amendment: it asks which room
+    late = say(dialogue, "for two hours", "book_meeting", [("duration", "two hours")])
+    assert isinstance(late, Clarify)
+
+
+def test_an_amendment_the_guard_doubts_is_asked_about(dialogue: Dialogue) -> None:
+    made = _booked_at_three(dialogue)
+    asked = dialogue.turn("c1", "for fourteen hours", "book_meeting", [("duration", "fourteen hours")], NOW,
+                          commit=True, amend=True)
+    assert isinstance(asked, Clarify) and asked.doubt is not None and asked.doubt["check"] == "too_long"
+    booking = dialogue.dispatcher.store.get(str(made.booking_id))
+    assert booking is not None and booking.end.strftime("%H:%M") == "15:30"  # untouched
+
+
+def test_a_snapshot_turn_leaves_the_conversation_as_it_was(dialogue: Dialogue) -> None:
+    asked = say(dialogue, "book everest tomorrow", "book_meeting", [("room", "everest"), ("date", "tomorrow")])
+    assert isinstance(asked, Clarify) and asked.missing == ("start_time",)
+    before = repr(dialogue.conversations["c1"])
+    with dialogue.snapshot("c1"):
+        dialogue.turn("c1", "cancel that", "out_of_scope", [], NOW, commit=False)
+        dialogue.turn("c1", "book fuji friday at 9", "book_meeting",
+                      [("room", "fuji"), ("date", "friday"), ("start_time", "9")], NOW, commit=False)
+    with dialogue.snapshot("c2"):  # a conversation that did not exist stays absent
+        dialogue.turn("c2", "book fuji friday at 9", "book_meeting", [("room", "fuji")], NOW, commit=False)
+    assert repr(dialogue.conversations["c1"]) == before and "c2" not in dialogue.conversations
+    filled = say(dialogue, "at 3 pm", "book_meeting", [("start_time", "3 pm")])  # the open question still open
+    assert isinstance(filled, Command) and filled.committed and filled.room == "everest"
+
+
+def test_only_the_booking_of_the_turn_just_ended_is_amended(dialogue: Dialogue) -> None:
+    _booked_at_three(dialogue)
+    answer = say(dialogue, "is fuji free tomorrow at 9", "check_availability",
+                 [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(answer, Answer)
+    # the question ended early; "for two hours" right after it has no booking of that turn to change
+    after = dialogue.turn("c1", "for two hours", "book_meeting", [("duration", "two hours")], NOW, commit=True,
+                          amend=True)
+    assert not (isinstance(after, Command) and after.amends)
+    booking = dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))[0]
+    assert (booking.end - booking.start) == timedelta(minutes=30)
+
+
+def test_when_no_room_that_fits_is_free_the_soonest_free_time_is_offered(dialogue: Dialogue) -> None:
+    for n in range(4):  # Kilimanjaro (8 seats), Matterhorn (10), Everest (12), Olympus (20): every room for 8
+        made = say(dialogue, "book a room for 8 tomorrow at 11", "book_meeting",
+                   [("people_count", "8"), ("date", "tomorrow"), ("start_time", "11")], conv=f"c{n}")
+        assert isinstance(made, Command) and made.committed
+    asked = say(dialogue, "book a room for 8 tomorrow at 11", "book_meeting",
+                [("people_count", "8"), ("date", "tomorrow"), ("start_time", "11")], conv="c9")
+    assert isinstance(asked, Clarify) and asked.options, asked  # a question with an answer ready: "yes" books it
+    assert asked.options[0]["start"] == "2026-12-03T11:30:00+01:00" and "free from 11:30" in asked.question
+    yes = say(dialogue, "yes", "out_of_scope", [], conv="c9")
+    assert isinstance(yes, Command) and yes.committed and yes.start.strftime("%H:%M") == "11:30"
+    huge = say(dialogue, "book a room for 40 tomorrow at 11", "book_meeting",
+               [("people_count", "40"), ("date", "tomorrow"), ("start_time", "11")], conv="c10")
+    assert isinstance(huge, Clarify) and "No room seats 40" in huge.question
+
+
+def test_words_joined_to_the_turn_just_ended_add_to_its_booking(dialogue: Dialogue) -> None:
+    """'... with Priya' [early end] 'and Tom': read joined ('... with Priya and Tom'), the same booking with one
+    more attendee; the words alone are no request."""
+    made = say(dialogue, "book fuji tomorrow at 4 pm with Priya", "book_meeting",
+               [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya")])
+    assert isinstance(made, Command) and made.committed
+    assert dialogue.last_words("c1") == "book fuji tomorrow at 4 pm with Priya" and dialogue.last_words("c2") is None
+    joined = ("book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting",
+              [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
+               ("attendees", "Tom")])
+    amended = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, amend=True, joined=joined)
+    assert isinstance(amended, Command) and amended.committed and amended.amends == made.booking_id
+    assert amended.attendees == ("Priya", "Tom") and amended.new_start == made.start
+    stored = dialogue.dispatcher.store.get(str(made.booking_id))
+    assert stored is not None and stored.attendees == ("Priya", "Tom")
+    # the same words again say nothing new: not an amendment (a second booking attempt, which conflicts)
+    again = dialogue.turn("c1", "book fuji tomorrow at 4 pm", "book_meeting",
+                          [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")], NOW, commit=True,
+                          amend=True, joined=joined)
+    assert not (isinstance(again, Command) and again.amends)
+
+
+
+def test_words_after_an_early_question_are_read_with_the_words_before(dialogue: Dialogue) -> None:
+    """'... with Priya' ended early with a question (the room is taken); 'and Tom' alone is no request, so the two
+    halves are one turn: the same question, not a rejection."""
+    say(dialogue, "book fuji tomorrow at 4 pm", "book_meeting",
+        [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")], conv="other")
+    asked = say(dialogue, "book fuji tomorrow at 4 pm with Priya", "book_meeting",
+                [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya")])
+    assert isinstance(asked, Clarify) and asked.options  # taken: alternatives offered
+    joined = ("book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting",
+              [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
+               ("attendees", "Tom")])
+    again = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, amend=True, joined=joined)
+    assert isinstance(again, Clarify) and again.options == asked.options
+    assert dialogue.last_words("c1") == joined[0]
+    # without the early end ("amend" unset) the same words are what they are alone
+    alone = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, joined=joined)
+    assert isinstance(alone, Rejected | Clarify) and not (isinstance(alone, Clarify) and alone.options)

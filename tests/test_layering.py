@@ -11,7 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 # What a running server or `assistant parse` executes: none of it may need models/ (torch, the generator).
 RUNTIME = ["assistant/audio", "assistant/asr", "assistant/booking", "assistant/clients", "assistant/nlu",
-           "assistant/server", "assistant/config.py", "assistant/events.py", "assistant/text_pipeline.py", "engines"]
+           "assistant/turn", "assistant/server", "assistant/config.py", "assistant/events.py",
+           "assistant/text_pipeline.py", "engines"]
 
 
 def _imports(path: Path) -> set[str]:

@@ -50,13 +50,22 @@ def test_metrics_count_what_happened(own_server: str) -> None:
 
     for stage in ("speech_end_decided", "transcript", "intent", "result"):
         assert grew("voice_stage_latency_seconds_count", stage=stage) == 1
-    assert grew("voice_compute_seconds_count", work="asr_final") == 1
-    assert grew("voice_compute_seconds_count", work="nlu") == 1
+    # The turn was read at its pause (a decode and a dry run), found complete, and acted on without decoding
+    # again: no final decode, two NLU calls (the read's dry run and the commit).
+    assert grew("voice_compute_seconds_count", work="asr_read") == 1
+    assert grew("voice_compute_seconds_count", work="asr_final") == 0
+    assert grew("voice_turn_verdicts_total", verdict="complete") == 1
+    assert grew("voice_finals_reused_total") == 1
+    # plus at most one preview per partial (none for a partial decoded after its utterance ended)
+    partials = grew("voice_compute_seconds_count", work="asr_partial")
+    assert 2 <= grew("voice_compute_seconds_count", work="nlu") <= 2 + partials
     assert 2.0 < grew("voice_audio_seconds_total") < 5.0  # the 2.4 s request and its trailing silence
     assert grew("voice_utterances_total", intent="book_meeting") == 1
     assert grew("voice_errors_total", code="unsupported_audio") == 1
     info = next(dict(labels) for (name, labels) in after if name == "voice_models_info")
     assert info["asr_model"] == "tiny.en" and info["nlu_backend"] == "onnxruntime"
+    turn = next(dict(labels) for (name, labels) in after if name == "voice_turn_info")
+    assert (turn["model"], turn["complete_ms"], turn["hold_ms"]) == ("reading", "150", "1300")
     assert after[("voice_queue_depth", (("worker", "asr"),))] == 0
     deadline = time.monotonic() + 5  # the server notices closed connections a moment after the clients
     while scrape(server)[("voice_active_sessions", ())] != 0:

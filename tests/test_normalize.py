@@ -37,6 +37,8 @@ DATES = [
     (WED, "tomorrow morning", D(2026, 12, 3)), (WED, "this afternoon", D(2026, 12, 2)),
     (WED, "tonight", D(2026, 12, 2)),
     (WED, "Friday afternoon", D(2026, 12, 4)),
+    # the "at" of a time taken along, or heard as "yet" before a pause ("on Monday at ... nine")
+    (WED, "Monday at", D(2026, 12, 7)), (WED, "Monday yet.", D(2026, 12, 7)), (WED, "the 10th at", D(2026, 12, 10)),
     # month end
     (D(2026, 1, 31), "tomorrow", D(2026, 2, 1)), (D(2026, 1, 31), "the day after tomorrow", D(2026, 2, 2)),
     (D(2026, 1, 31), "the 31st", D(2026, 1, 31)), (D(2026, 2, 1), "the 31st", D(2026, 3, 31)),

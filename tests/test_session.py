@@ -30,6 +30,7 @@ from assistant.server.batcher import BatchPolicy
 from assistant.server.session import Session
 from assistant.server.workers import LoadPolicy, Workers
 from assistant.text_pipeline import Turn
+from assistant.turn.policy import TurnSettings
 from tests.fakes import FakeNLUBackend, FakeRecognizer, break_dialogue, fake_pipeline
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -175,7 +176,7 @@ def _partials_while_another_speaks(settings: Settings, store: Path, budget_ms: i
     because A was speaking."""
     rate, pcm = _wav()
     workers = Workers(FakeRecognizer("", seconds=0.15), fake_pipeline(settings, store),
-                      LoadPolicy(partial_budget_ms=budget_ms))
+                      LoadPolicy(partial_budget_ms=budget_ms), turn=TurnSettings(model="hangover"))
     workers.decode_s = 0.15  # what earlier decodes measured
     registry = workers.metrics.registry
 
@@ -199,6 +200,31 @@ def _partials_while_another_speaks(settings: Settings, store: Path, budget_ms: i
     decoded = asyncio.run(scenario())
     workers.close()
     return decoded, registry.get_sample_value("voice_partials_shed_total", {"reason": "others_speaking"}) or 0.0
+
+
+def test_slow_partials_give_way_to_reads_at_pauses(settings: Settings, tmp_path: Path) -> None:
+    """Where decodes are slow and turns are read at pauses, a partial would hold the recognizer when the pause
+    comes: partials are refused, the reads show the command forming."""
+    workers = Workers(FakeRecognizer(""), fake_pipeline(settings, tmp_path / "a.sqlite"), LoadPolicy(),
+                      turn=TurnSettings(model="reading"))
+    assert workers.partial_refused() is None  # nothing measured yet
+    workers.decode_s = 0.5
+    assert workers.partial_refused() == "reads_first"
+    workers.decode_s = 0.02  # a GPU's decodes: partials and reads both fit
+    assert workers.partial_refused() is None
+    workers.close()
+
+
+def test_reads_at_pauses_start_only_on_an_idle_slow_recognizer(settings: Settings, tmp_path: Path) -> None:
+    workers = Workers(FakeRecognizer(""), fake_pipeline(settings, tmp_path / "a.sqlite"), LoadPolicy())
+    workers.decode_s = 1.0  # a 2-core CPU's tiny.en decode
+    assert workers.read_refused() is None  # idle: read
+    workers.in_flight["asr"] = 1
+    assert workers.read_refused() == "busy"  # behind another decode the plain hangover is sooner
+    workers.decode_s = 0.02  # a GPU's: a read joins the batchers at its priority
+    assert workers.read_refused() is None
+    workers.in_flight["asr"] = 0
+    workers.close()
 
 
 def test_slow_partials_give_way_while_another_session_speaks(settings: Settings, tmp_path: Path) -> None:

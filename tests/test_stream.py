@@ -12,6 +12,7 @@ import pytest
 from assistant.audio.endpointer import EndpointerConfig
 from assistant.audio.stream import (
     PartialDue,
+    PauseDue,
     StreamConfig,
     StreamEvent,
     UtteranceDropped,
@@ -119,3 +120,48 @@ def test_real_speech_through_webrtcvad_is_one_utterance() -> None:
     assert kinds(events).count("PartialDue") >= 2
     ended = next(e for e in events if isinstance(e, UtteranceEnded))
     assert 1500 <= ended.end_ms - ended.start_ms <= len(pcm) * 1000 // (2 * rate) + 300
+
+
+def _decided(script: str, hangover_ms: int, chunk_frames: int) -> list[tuple[str, int]]:
+    """Feed `chunk_frames` frames per call; answer every pause with `hangover_ms`; (event, audio ms) in order."""
+    stream = VoiceStream(16_000, config=StreamConfig(EndpointerConfig(pause_ms=120), partial_interval_ms=0),
+                         vad=ScriptedVad(script))
+    out: list[tuple[str, int]] = []
+
+    def take(events: list[StreamEvent]) -> None:
+        for event in events:
+            at = getattr(event, "at_ms", getattr(event, "decided_ms", getattr(event, "start_ms", -1)))
+            out.append((type(event).__name__, at))
+            if isinstance(event, PauseDue):
+                take(stream.decide(hangover_ms))
+
+    pcm = b"".join(np.full(320, i, dtype="<i2").tobytes() for i in range(len(script)))
+    for offset in range(0, len(pcm), chunk_frames * FRAME):
+        take(stream.feed(pcm[offset : offset + chunk_frames * FRAME]))
+    take(stream.finish())
+    return out
+
+
+def test_a_pause_stops_the_stream_until_its_hangover_is_decided() -> None:
+    script = "." * 20 + "x" * 30 + "." * 30 + "x" * 30 + "." * 100
+    held = _decided(script, 1300, 1)
+    assert [k for k, _ in held] == ["UtteranceStarted", "PauseDue", "UtteranceResumed", "PauseDue", "UtteranceEnded"]
+    short = _decided(script, 180, 1)  # ended at the first pause, 180 ms after the voice; the rest is a new one
+    assert [k for k, _ in short][:3] == ["UtteranceStarted", "PauseDue", "UtteranceEnded"]
+    assert short[2][1] - 50 * 20 <= 180
+    # The decision is taken where the pause began, however the audio is cut into messages: the same turns
+    assert _decided(script, 1300, 50) == held and _decided(script, 180, 37) == short
+
+
+def test_audio_fed_while_a_pause_waits_is_kept_for_after_the_decision() -> None:
+    stream = VoiceStream(16_000, config=StreamConfig(EndpointerConfig(pause_ms=120), partial_interval_ms=0),
+                         vad=ScriptedVad("." * 20 + "x" * 30 + "." * 10 + "x" * 30 + "." * 30))
+    events = stream.feed(b"\x00" * FRAME * 62)
+    assert isinstance(events[-1], PauseDue) and stream.awaiting_decision
+    assert stream.feed(b"\x00" * FRAME * 58) == []  # waits: nothing decided behind the owner's back
+    with pytest.raises(RuntimeError):
+        VoiceStream(16_000).decide(None)
+    rest = stream.decide(None)
+    assert kinds(rest) == ["UtteranceResumed", "PauseDue"]
+    ended = stream.decide(None) + stream.finish()
+    assert kinds(ended) == ["UtteranceEnded"] and stream.audio_ms == stream.position_ms == 120 * 20

@@ -36,8 +36,11 @@ def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def test_spoken_booking_gives_the_command(own_server: str) -> None:
     events = send(own_server, DATA / "book_everest_tomorrow_9.wav", "--fast")
+    # The pause after the request is read: a complete command, so the turn ends after the short silence and the
+    # read's transcript is acted on.
     assert [e["type"] for e in events if e["type"] != "partial"] == [
-        "ready", "speech_start", "speech_end", "transcript", "intent", "result", "latency"]
+        "ready", "speech_start", "turn", "speech_end", "transcript", "intent", "result", "latency"]
+    assert of(events, "turn")[0]["verdict"] == "complete"
     assert normalized(of(events, "transcript")[0]["text"]).startswith("book everest tomorrow at 9")
     result = of(events, "result")[0]["result"]
     assert_valid_result(result)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plot_backend_latency", "plot_e2e"]
+__all__ = ["plot_backend_latency", "plot_e2e", "plot_turns"]
 
 
 def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: str) -> None:
@@ -90,6 +91,36 @@ def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: fl
     right.legend(fontsize=8)
     right.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_turns(points: Sequence[dict[str, Any]], path: Path, title: str) -> None:
+    """One point per end-of-turn policy: false-cutoff rate against the p50 wait after the turn (lower left is
+    better); the legend says how many turns each policy booked as meant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    palette = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]
+    shown = [p for p in points if p["wait"] is not None]
+    for i, point in enumerate(shown):
+        ours = point["policy"] == "reading"
+        ax.scatter([point["wait"]["p50_ms"]], [100 * point["false_cutoff_rate"]], s=110 if ours else 60, zorder=3,
+                   color="#C44E52" if ours else palette[i % len(palette)], marker="*" if ours else "o",
+                   label=f"{point['policy']}: {point['right']}/{point['turns']} booked as meant")
+    ax.axhline(5, color="gray", linestyle=":", linewidth=1)
+    ax.set_xlabel("wait from the end of speech to the result, p50 (ms)")
+    ax.set_ylabel("false cutoffs at pauses inside turns (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xlim(0, max([p["wait"]["p50_ms"] for p in shown] or [1.0]) * 1.1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="center right")
+    ax.set_title(textwrap.fill(title, 70), fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

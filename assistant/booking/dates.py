@@ -59,6 +59,9 @@ def _weekday_next_week(today: date, weekday: int) -> date:
 def _clean(text: str) -> str:
     text = text.lower().replace(",", " ").replace(".", " ")
     text = re.sub(r"\b(on|of|for|the coming)\b", lambda m: "coming" if m.group(0) == "the coming" else " ", text)
+    # "Monday at" when the tagger took the "at" of the time along; "Monday yet": tiny.en hears an "at" followed
+    # by a pause ("book Matterhorn on Monday at ... nine") as "yet" (the pause corpus, tests/data/pauses)
+    text = re.sub(r"\s(at|yet)\s*$", " ", text)
     return re.sub(r"\s+", " ", text).strip()
 
 

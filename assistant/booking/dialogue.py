@@ -6,9 +6,11 @@ the dispatcher sees. State lives per conversation id and expires after an idle t
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -27,6 +29,7 @@ _YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|tha
 _NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b", re.I)
 _UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$", re.I)
 _MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, read for a pending move
+_AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what speech after an early end may change
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
                             r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
                             r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
@@ -94,6 +97,8 @@ class Conversation:
     any_room: bool = False  # the open request left the room to us ("a room for 6"): a fragment keeps that
     proposal: dict[str, str] | None = None  # what "yes" books: {"room", "start", "end"}
     last_booking: str | None = None  # what "undo" cancels
+    just_booked: str | None = None  # the booking the last turn made or amended (what an amendment may change)
+    last_said: str = ""  # the last turn's words: a quick follow-up after an early end is read joined to them
     last_seen: datetime | None = None
     turns: int = 0
 
@@ -125,15 +130,50 @@ class Dialogue:
         state = self.conversations.get(conversation_id)
         return state is not None and (state.intent is not None or state.proposal is not None)
 
+    @contextmanager
+    def snapshot(self, conversation_id: str) -> Iterator[None]:
+        """Turns inside leave no trace on the conversation: a reading of speech still going on is a dry run of
+        the dialogue as well as of the store."""
+        saved = copy.deepcopy(self.conversations.get(conversation_id))
+        try:
+            yield
+        finally:
+            if saved is None:
+                self.conversations.pop(conversation_id, None)
+            else:
+                self.conversations[conversation_id] = saved
+
+    def last_words(self, conversation_id: str) -> str | None:
+        """The last turn's words (what a quick follow-up after an early end is read joined to), if any."""
+        state = self.conversations.get(conversation_id)
+        return state.last_said if state is not None and state.last_said else None
+
     def turn(self, conversation_id: str, text: str, intent: str, slots: Sequence[tuple[str, str]], now: datetime,
-             *, commit: bool, unsure: bool = False) -> Result:
+             *, commit: bool, unsure: bool = False, amend: bool = False,
+             joined: tuple[str, str, Sequence[tuple[str, str]]] | None = None) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
-        book is proposed, not booked."""
+        book is proposed, not booked. `amend`: the speaker went on right after the last turn ended early; words
+        that only change that turn's booking (a length, an end, a new start) change it instead of starting over;
+        `joined`: the text, intent and slots of the last turn's words and these read as one request ("... with Priya"
+        + "and Tom"): they amend the booking when they book the same room with more said; when the last turn made
+        no booking (it asked or answered) and these words alone are no request, the joined words are the turn."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
         stripped = text.strip()
+        just_booked, state.just_booked = state.just_booked, None
+        previous_said, state.last_said = state.last_said, stripped
         if _UNDO.match(stripped):
             return self._undo(state, now, commit, key)
+        if amend and just_booked is not None:
+            amended = self._amend(state, just_booked, stripped, slots, now, commit, key)
+            if amended is None and joined is not None:
+                amended = self._amend_joined(state, just_booked, joined, now, commit, key)
+            if amended is not None:
+                state.last_said = f"{previous_said} {stripped}"  # what a next follow-up is joined to
+                return amended
+        elif amend and joined is not None and intent == "out_of_scope":
+            stripped, intent, slots = joined[0].strip(), joined[1], list(joined[2])
+            state.last_said = stripped
         if state.proposal is not None and (_YES.match(stripped) or _NO.match(stripped)):
             proposal, state.proposal = state.proposal, None
             if _NO.match(stripped):
@@ -168,6 +208,50 @@ class Dialogue:
         state.any_room = request.any_room if isinstance(result, Clarify) else False
         return result
 
+    def _amend(self, state: Conversation, booking_id: str, text: str, slots: Sequence[tuple[str, str]],
+               now: datetime, commit: bool, key: str) -> Result | None:
+        """The booking the last turn made, with this turn's times over it; None when the words are more than
+        times (a new request)."""
+        booking = self.dispatcher.store.get(booking_id)
+        if booking is None:
+            return None
+        said = list(slots) if slots and is_fragment(text, slots) else read_answer(text, (), self.rooms, now)
+        if not said or any(name not in _AMENDABLE for name, _ in said):
+            return None
+        start = booking.start.astimezone(now.tzinfo)
+        made = {"room": booking.room, "date": start.date().isoformat(), "start_time": start.strftime("%H:%M")}
+        names = {name for name, _ in said}
+        if not names & {"duration", "end_time"}:  # a new start or day keeps the length
+            made["duration"] = f"{int((booking.end - booking.start).total_seconds() // 60)} minutes"
+        request = normalize_request("book_meeting", said, now, self.rooms, self.policy, made, text=text)
+        result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
+        state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
+        if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
+            state.just_booked = booking.id
+        return result
+
+    def _amend_joined(self, state: Conversation, booking_id: str,
+                      joined: tuple[str, str, Sequence[tuple[str, str]]], now: datetime, commit: bool,
+                      key: str) -> Result | None:
+        """The last turn's words and these as one booking of the same room that says more (attendees, a title, a
+        length): the booking becomes that. None when they are not one such request."""
+        booking = self.dispatcher.store.get(booking_id)
+        text, intent, slots = joined
+        if booking is None or intent != "book_meeting":
+            return None
+        request = normalize_request(intent, slots, now, self.rooms, self.policy, text=text)
+        if request.room is not None and request.room.room.key != booking.room or request.interval is None:
+            return None
+        same = (request.interval.start, request.interval.end) == (booking.start, booking.end) and \
+            set(request.attendees) <= set(booking.attendees) and request.title in (None, booking.title)
+        if same:
+            return None  # nothing new: not an amendment
+        result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
+        state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
+        if isinstance(result, Command) and result.committed:
+            state.just_booked = booking.id
+        return result
+
     @staticmethod
     def _propose(result: Result) -> Result:
         """A command read from a weak understanding becomes a question whose "yes" runs it."""
@@ -197,7 +281,7 @@ class Dialogue:
             return
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed and result.action == "book_meeting":
-            state.last_booking = result.booking_id
+            state.last_booking = state.just_booked = result.booking_id
 
     def _undo(self, state: Conversation, now: datetime, commit: bool, key: str) -> Result:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None

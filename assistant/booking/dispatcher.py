@@ -102,6 +102,18 @@ class Dispatcher:
             question += f" It is free from {_hhmm(later)}."
         return Clarify(("room", "start_time"), question + " Which would you like?", options)
 
+    def _none_free(self, start: datetime, end: datetime, people: int) -> Clarify:
+        """Every room that fits is taken then: the soonest time one of them is free, as an option "yes" takes."""
+        fitting = [r for r in self.rooms.rooms if r.seats >= people]
+        if not fitting:
+            return Clarify(("people_count",), f"No room seats {people}. Fewer people, or two rooms?")
+        soonest = min(((self._next_free(r.key, start, end - start), r) for r in fitting),
+                      key=lambda found: (found[0], found[1].seats))
+        later, room = soonest
+        option = {"room": room.key, "start": later.isoformat(), "end": (later + (end - start)).isoformat()}
+        return Clarify(("start_time",), f"No room for {people} is free then. {room.name} is free from "
+                                        f"{_hhmm(later)}. Would that do?", (option,))
+
     def _find(self, request: MeetingRequest, now: datetime) -> list[Booking]:
         if request.day is not None:
             start = datetime.combine(request.day, datetime.min.time(), now.tzinfo)
@@ -135,7 +147,7 @@ class Dispatcher:
         if request.room is None:
             free = self._free_rooms(start, end, people)
             if not free:
-                return Clarify(("start_time",), f"No room for {people} is free then. Another time?")
+                return self._none_free(start, end, people)
             room = free[0]
             assumptions.append(f"no room said: {room.name}, the smallest free room for {people}")
         else:
@@ -200,17 +212,36 @@ class Dispatcher:
             assert request.new_day is not None and isinstance(now.tzinfo, ZoneInfo)
             local = target.start.astimezone(now.tzinfo)
             new_start = localize(request.new_day, local.hour, local.minute, now.tzinfo)
-        new_end = new_start + length
+        return self._move(target, new_start, new_start + length, request, commit, key)
+
+    def amend(self, target: Booking, request: MeetingRequest, now: datetime, *, commit: bool, key: str) -> Result:
+        """Speech that went on right after a turn ended early changes what that turn just booked ("... for two
+        hours", "actually make it four"): `request` is the booking as amended; the booking moves or stretches."""
+        doubt = check_booking(request, now, self.max_length, self.policy)
+        if doubt is not None:
+            return self._ask(doubt, request, target.room)
+        if request.interval is None:
+            return Clarify(request.missing or ("start_time",), QUESTIONS["new_time"])
+        title = target.title or request.title  # the words joined may read the title differently: keep it
+        attendees = tuple(dict.fromkeys((*target.attendees, *request.attendees)))  # "... and Tom" adds Tom
+        return self._move(target, request.interval.start, request.interval.end, request, commit, key,
+                          amends=target.id, title=title, attendees=attendees)
+
+    def _move(self, target: Booking, new_start: datetime, new_end: datetime, request: MeetingRequest,
+              commit: bool, key: str, amends: str | None = None, title: str | None = None,
+              attendees: tuple[str, ...] | None = None) -> Result:
+        """Move `target` (an amendment may also give it a title and attendees)."""
         command = Command("reschedule_meeting", target.room, target.start, target.end, executable=True,
-                          booking_id=target.id, title=target.title, attendees=target.attendees, new_start=new_start,
+                          booking_id=target.id, title=title or target.title,
+                          attendees=target.attendees if attendees is None else attendees, new_start=new_start,
                           new_end=new_end, assumptions=request.assumptions, idempotency_key=key,
-                          spans=request.spans)
+                          spans=request.spans, amends=amends)
         clashes = [b for b in self.store.bookings(new_start, new_end, target.room) if b.id != target.id]
         if clashes and not commit:
             return replace(command, executable=False, reason="room taken")
         if not commit:
             return command
-        outcome = self.store.reschedule(target.id, new_start, new_end, key)
+        outcome = self.store.reschedule(target.id, new_start, new_end, key, title=title, attendees=attendees)
         if isinstance(outcome, Conflict):
             return self._conflict(target.room, new_start, new_end, 1)
         return replace(command, committed=isinstance(outcome, Booked))

@@ -41,6 +41,7 @@ class Command:
     assumptions: tuple[str, ...] = ()
     idempotency_key: str | None = None
     spans: tuple[tuple[str, str], ...] = ()  # (slot, words) the command was built from
+    amends: str | None = None  # the booking this command changes because the speaker went on after an early end
 
     def to_dict(self) -> dict[str, Any]:
         command: dict[str, Any] = {
@@ -51,6 +52,8 @@ class Command:
         }
         if self.action == "reschedule_meeting":
             command.update(new_start=_iso(self.new_start), new_end=_iso(self.new_end))
+        if self.amends is not None:
+            command["amends"] = self.amends
         out: dict[str, Any] = {"type": "command", "command": command, "executable": self.executable,
                                "committed": self.committed}
         if self.reason is not None:

@@ -168,7 +168,8 @@ class SqliteStore:
             self._record(db, idempotency_key, "cancel", booking_id)
         return Booked(self._row(row))
 
-    def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str) -> Outcome:
+    def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str, *,
+                   title: str | None = None, attendees: Sequence[str] | None = None) -> Outcome:
         with self._transaction() as db:
             replay = self._replayed(db, idempotency_key)
             if replay is not None:
@@ -180,8 +181,11 @@ class SqliteStore:
             clashes = self._clashes(db, current.room, start, end, ignore=booking_id)
             if clashes:
                 return Conflict(current.room, start, end, clashes)
-            db.execute("UPDATE bookings SET start_utc = ?, end_utc = ?, start_text = ?, end_text = ? WHERE id = ?",
-                       (_epoch(start), _epoch(end), start.isoformat(), end.isoformat(), booking_id))
+            db.execute("UPDATE bookings SET start_utc = ?, end_utc = ?, start_text = ?, end_text = ?, title = ?,"
+                       " attendees = ? WHERE id = ?",
+                       (_epoch(start), _epoch(end), start.isoformat(), end.isoformat(),
+                        current.title if title is None else title,
+                        json.dumps(list(current.attendees if attendees is None else attendees)), booking_id))
             self._record(db, idempotency_key, "reschedule", booking_id)
         moved = self.get(booking_id)
         assert moved is not None

@@ -54,7 +54,10 @@ class BookingStore(Protocol):
         """Booked(the cancelled booking) or NotFound."""
         ...
 
-    def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str) -> Outcome: ...
+    def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str, *,
+                   title: str | None = None, attendees: Sequence[str] | None = None) -> Outcome:
+        """Move the booking; a title or attendees given replace the booking's (an amendment that adds them)."""
+        ...
 
     def bookings(self, start: datetime, end: datetime, room: str | None = None) -> Sequence[Booking]:
         """Active bookings overlapping [start, end), by start time."""

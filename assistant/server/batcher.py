@@ -98,22 +98,27 @@ class DynamicBatcher(Generic[In, Out]):
             if batch is None:
                 return
             live = [r for r in batch if r.future.set_running_or_notify_cancel()]
+            if not live:
+                continue
             started = time.perf_counter()
+            outputs: Sequence[Out | ItemFailed] | BaseException
             try:
-                if live:
-                    outputs = self._run([r.item for r in live])
-                    for request, output in zip(live, outputs, strict=True):
-                        if isinstance(output, ItemFailed):
-                            request.future.set_exception(output.error)
-                        else:
-                            request.future.set_result(output)
+                outputs = list(self._run([r.item for r in live]))
+                if len(outputs) != len(live):
+                    raise RuntimeError(f"the {self.name} batch gave {len(outputs)} outputs for {len(live)} inputs")
             except BaseException as exc:  # every waiter hears about the failure; the worker goes on
+                outputs = exc
+            if self._on_batch is not None:  # counted before any waiter wakes: a result seen is a batch counted
+                self._on_batch(batch[0].priority, len(live), time.perf_counter() - started)
+            if isinstance(outputs, BaseException):
                 for request in live:
-                    if not request.future.done():
-                        request.future.set_exception(exc)
-            finally:
-                if live and self._on_batch is not None:
-                    self._on_batch(batch[0].priority, len(live), time.perf_counter() - started)
+                    request.future.set_exception(outputs)
+                continue
+            for request, output in zip(live, outputs, strict=True):
+                if isinstance(output, ItemFailed):
+                    request.future.set_exception(output.error)
+                else:
+                    request.future.set_result(output)
 
     def close(self) -> None:
         """Stop taking work; requests still queued fail with a clear error."""

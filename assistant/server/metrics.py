@@ -25,10 +25,12 @@ class ServerMetrics:
             "voice_stage_latency_seconds", "Time from the arrival of the audio where speech ended to each stage",
             ["stage"], registry=r, buckets=_LATENCY_BUCKETS)
         self.compute = Histogram(
-            "voice_compute_seconds", "Time one model call took in its worker (asr_final, asr_partial, nlu)",
+            "voice_compute_seconds",
+            "Time one model call took in its worker (asr_final, asr_read, asr_partial, nlu, turn)",
             ["work"], registry=r, buckets=_COMPUTE_BUCKETS)
         self.batch_size = Histogram(
-            "voice_batch_size", "Requests per model call of the dynamic batchers (asr_final, asr_partial, nlu)",
+            "voice_batch_size",
+            "Requests per model call of the dynamic batchers (asr_final, asr_read, asr_partial, nlu, turn)",
             ["work"], registry=r, buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256))
         self.audio = Counter("voice_audio_seconds", "Audio received from clients, in seconds", registry=r)
         self.sessions = Gauge("voice_active_sessions", "Connections with a started session", registry=r)
@@ -39,6 +41,12 @@ class ServerMetrics:
         self.utterances = Counter("voice_utterances", "Utterances understood, by intent", ["intent"], registry=r)
         self.errors = Counter("voice_errors", "Error events sent to clients, by code", ["code"], registry=r)
         self.models = Info("voice_models", "Models and backends in use", registry=r)
+        self.turn = Info("voice_turn", "End-of-turn settings ([turn]): model and thresholds in ms", registry=r)
+        self.turn_verdicts = Counter("voice_turn_verdicts", "Reads at a pause, by what they said about the turn "
+                                     "(complete, incomplete, unsure) or why none was taken (shed, failed)",
+                                     ["verdict"], registry=r)
+        self.finals_reused = Counter("voice_finals_reused", "Turns acted on from the read at their last pause, "
+                                     "without decoding again", registry=r)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -3,15 +3,24 @@
 The stream (assistant/audio/stream.py) decides what is due in audio time; the session adds what needs a clock
 and a loop: when each piece of audio arrived, tasks for decodes and understanding (in the workers' threads, so
 the event loop only moves bytes and events), the load policy's say on partials, and the events it sends.
+
+End of turn ([turn], assistant/turn/policy.py): at a pause inside an utterance the session reads the audio so
+far (a decode and a dry-run understanding that leaves the store and the conversation as they were) and tells
+the stream how much silence ends this turn. The stream waits for that answer, so the decision is taken where the
+pause began. When the turn ends in that pause with no voice since, the read's transcript is acted on without
+decoding again. Nothing is committed before a turn ends; speech that starts right after an early end may amend
+what that turn booked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -19,10 +28,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from assistant.audio.pcm import TARGET_RATE
 from assistant.audio.stream import (
     PartialDue,
+    PauseDue,
     StreamConfig,
     StreamEvent,
     UtteranceDropped,
     UtteranceEnded,
+    UtteranceResumed,
     UtteranceStarted,
     VoiceStream,
 )
@@ -38,14 +49,28 @@ from assistant.events import (
     SpeechStart,
     Start,
     Transcript,
+    TurnEvent,
 )
 from assistant.server.latency import LatencyObserver
 from assistant.server.workers import Workers
-from assistant.text_pipeline import Turn
+from assistant.text_pipeline import Turn, TurnOutcome
+from assistant.turn.policy import COMPLETE, TurnVerdict, acoustic_verdict, read_verdict
 
 __all__ = ["Session", "Send"]
 
+log = logging.getLogger(__name__)
+
 Send = Callable[[ServerEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What was read at the latest pause of an utterance."""
+
+    utterance: int
+    speech_end_ms: int  # the last voiced frame of the audio read
+    text: str | None  # None: an acoustic verdict (Smart Turn), no transcript to reuse
+    verdict: TurnVerdict
 
 
 class Session:
@@ -65,6 +90,11 @@ class Session:
         self._speaking = False  # counted among the workers' speakers
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
+        self._read: _Read | None = None  # the latest pause's read, while no voice came after it
+        self._heard: dict[int, str] = {}  # utterance -> the last text decoded of it (partial or read)
+        self._early_end_ms: int | None = None  # where the last turn ended early (a complete read)
+        self._amends: set[int] = set()  # utterances that began right after an early end
+        self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
 
     def close(self) -> None:
         """The connection is gone (or started over): stop counting this session as a speaker."""
@@ -96,19 +126,47 @@ class Session:
         if fed_ms:
             self._arrivals.append((self.stream.audio_ms, arrived))
             self.workers.metrics.audio.inc(fed_ms / 1000)
-        for event in events:
+        pending = deque(events)
+        while pending:
+            event = pending.popleft()
             if isinstance(event, UtteranceStarted):
                 self._set_speaking(True)
+                self._started(event)
                 await self.send(SpeechStart(event.utterance, event.start_ms))
             elif isinstance(event, PartialDue):
                 self._partial(event)
+            elif isinstance(event, PauseDue):
+                verdict = await self._at_pause(event)  # the stream waits for it: decided where the pause began
+                pending.extend(self.stream.decide(verdict.hangover_ms if verdict else None))
+            elif isinstance(event, UtteranceResumed):
+                self._read = None  # the speaker went on: what was read at the pause is stale
             elif isinstance(event, UtteranceEnded):
                 self._set_speaking(False)
                 self.latency.speech_ended(event.utterance, self._arrival(event.end_ms))
                 await self._emit(SpeechEnd(event.utterance, event.end_ms, event.forced))
-                self._spawn(self._understand(event.utterance, event.audio))
+                self._ended(event)
             elif isinstance(event, UtteranceDropped):
                 self._set_speaking(False)
+
+    def _started(self, event: UtteranceStarted) -> None:
+        """Speech that starts soon after a turn ended early may amend what that turn did."""
+        if self._early_end_ms is not None and \
+                event.start_ms + self.stream.config.endpointer.pre_roll_ms - self._early_end_ms <= \
+                self.workers.turn.amend_ms:
+            self._amends.add(event.utterance)
+        self._early_end_ms = None
+
+    def _ended(self, event: UtteranceEnded) -> None:
+        """The turn is over: act on it, with the last read's transcript when no voice came after that read."""
+        read, self._read = self._read, None
+        if read is not None and (read.utterance, read.speech_end_ms) != (event.utterance, event.end_ms):
+            read = None  # read before voice that came later: stale
+        if read is not None and read.verdict.kind == COMPLETE and not event.forced:
+            self._early_end_ms = event.decided_ms
+        text = read.text if read is not None else None
+        self._heard.pop(event.utterance, None)
+        previous = self._last_turn
+        self._last_turn = self._spawn(self._understand(event.utterance, event.audio, text, previous))
 
     def _arrival(self, audio_ms: int) -> float:
         """When the audio at `audio_ms` arrived: latency is measured from there, as a person experiences it."""
@@ -128,10 +186,11 @@ class Session:
             return
         self._spawn(self._decode_partial(due.utterance, due.audio))
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _emit(self, event: ServerEvent) -> None:
         """Send, and let the latency observer stamp it; after the result, the utterance's latency follows."""
@@ -140,20 +199,73 @@ class Session:
         if latency is not None:
             await self.send(latency)
 
+    def _turn(self, text: str, *, preview: bool = False, amend: bool = False) -> Turn:
+        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview, amend=amend)
+
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         text = await self.workers.transcribe(audio, final=False)
-        if text and utterance == self.stream.utterance and self.stream.in_speech:
-            await self.send(Partial(utterance, text))
+        if not text or utterance != self.stream.utterance or not self.stream.in_speech:
+            return
+        self._heard[utterance] = text
+        outcome = await self.workers.act(self._turn(text, preview=True))  # the command forming, nothing booked
+        if utterance == self.stream.utterance and self.stream.in_speech:
+            await self.send(self._partial_event(utterance, text, outcome))
 
-    async def _understand(self, utterance: int, audio: bytes) -> None:
-        """Transcribe, understand, act."""
+    @staticmethod
+    def _partial_event(utterance: int, text: str, outcome: TurnOutcome | None) -> Partial:
+        if outcome is None or outcome.result is None:
+            return Partial(utterance, text)
+        return Partial(utterance, text, outcome.intent, outcome.result.to_dict())
+
+    async def _at_pause(self, due: PauseDue) -> TurnVerdict | None:
+        """Read the utterance so far and say what silence ends this turn (None: the plain hangover)."""
+        metrics = self.workers.metrics
+        refused = self.workers.read_refused()
+        if refused:
+            metrics.turn_verdicts.labels("shed").inc()
+            return None
         try:
-            text = await self.workers.transcribe(audio, final=True)
+            text: str | None = None
+            if self.workers.turn.model == "smart-turn":
+                verdict = acoustic_verdict(await self.workers.turn_probability(due.audio), self.workers.turn)
+            else:
+                text = await self.workers.transcribe(due.audio, final=False, read=True)
+                outcome = await self.workers.act(self._turn(text, preview=True)) if text.strip() else None
+                verdict = read_verdict(text, outcome.result if outcome else None,
+                                       outcome.confidence if outcome else 0.0, self._heard.get(due.utterance),
+                                       self.workers.turn)
+                self._heard[due.utterance] = text
+                if text.strip():
+                    await self.send(self._partial_event(due.utterance, text, outcome))
+        except Exception:  # a failed read costs the turn its early end, never the utterance
+            log.exception("read at a pause failed")
+            metrics.turn_verdicts.labels("failed").inc()
+            return None
+        metrics.turn_verdicts.labels(verdict.kind).inc()
+        self._read = _Read(due.utterance, due.speech_end_ms, text, verdict)
+        await self.send(TurnEvent(due.utterance, due.at_ms, verdict.kind, verdict.hangover_ms, verdict.reason,
+                                  list(verdict.waiting_for)))
+        return verdict
+
+    async def _understand(self, utterance: int, audio: bytes, heard: str | None,
+                          previous: asyncio.Task[None] | None) -> None:
+        """Transcribe (unless the read at the turn's last pause heard it all), understand, act: after the
+        turn before it, so a quick "... for two hours" finds the booking it amends."""
+        try:
+            if heard is not None:
+                self.workers.metrics.finals_reused.inc()
+                text = heard
+            else:
+                text = await self.workers.transcribe(audio, final=True)
+            if previous is not None:
+                await asyncio.wait([previous])
+            amend = utterance in self._amends
+            self._amends.discard(utterance)
             await self._emit(Transcript(utterance, text))
             if not text:
                 self.latency.forget(utterance)
                 return
-            outcome = await self.workers.act(Turn(text, self.conversation, self.now or datetime.now(self.zone)))
+            outcome = await self.workers.act(self._turn(text, amend=amend))
             if outcome.result is None:
                 await self._failed(utterance, outcome.failure)
                 return

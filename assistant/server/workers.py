@@ -9,18 +9,22 @@ keep counts (calls in flight, speakers mid-utterance), never references to sessi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
+from assistant.turn.policy import TurnSettings
 
-__all__ = ["Recognizer", "LoadPolicy", "Workers", "FINAL", "PARTIAL"]
+__all__ = ["Recognizer", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
 
 T = TypeVar("T")
 
-FINAL, PARTIAL = 0, 1  # ASR priorities: a batch holds one kind, finals first
+# ASR priorities: a batch holds one kind. Finals first; then reads at a pause (a turn's end waits on them);
+# then partials (only a display).
+FINAL, READ, PARTIAL = 0, 1, 2
+_ASR_WORK = {FINAL: "asr_final", READ: "asr_read", PARTIAL: "asr_partial"}
 
 
 class Recognizer(Protocol):
@@ -29,6 +33,14 @@ class Recognizer(Protocol):
     compute_type: str
 
     def transcribe_batch(self, pcms: list[bytes]) -> list[str]: ...
+
+
+class TurnDetector(Protocol):
+    """An acoustic end-of-turn model ([turn] model = "smart-turn"): the probability that the speaker is done."""
+
+    name: str
+
+    def probabilities(self, pcms: list[bytes]) -> list[float]: ...
 
 
 @dataclass(frozen=True)
@@ -42,13 +54,16 @@ class LoadPolicy:
 
 class Workers:
     def __init__(self, recognizer: Recognizer, pipeline: TextPipeline, policy: LoadPolicy | None = None,
-                 metrics: ServerMetrics | None = None) -> None:
+                 metrics: ServerMetrics | None = None, turn: TurnSettings | None = None,
+                 turn_detector: TurnDetector | None = None) -> None:
         self.recognizer = recognizer
         self.pipeline = pipeline
         self.policy = policy or LoadPolicy()
         self.metrics = metrics or ServerMetrics()
+        self.turn = turn or TurnSettings()
+        self.turn_detector = turn_detector
         # calls queued or running per worker ("asr", "nlu", and "asr_final", the finals among the asr ones)
-        self.in_flight = {"asr": 0, "nlu": 0, "asr_final": 0}
+        self.in_flight = {"asr": 0, "nlu": 0, "asr_final": 0, "turn": 0}
         self.decode_s = 0.0  # a moving average of recent decode times
         self.speakers = 0  # sessions whose speaker is mid-utterance
         backend = pipeline.backend
@@ -57,21 +72,33 @@ class Workers:
             "nlu_backend": backend.name, "nlu_precision": backend.precision, "nlu_device": backend.device,
             "asr_max_batch": str(self.policy.asr.max_batch), "nlu_max_batch": str(self.policy.nlu.max_batch),
         })
+        self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
         self._asr: DynamicBatcher[bytes, str] = DynamicBatcher(
             "asr", recognizer.transcribe_batch, self.policy.asr,
-            lambda priority, size, took: self._batch_done("asr_final" if priority == FINAL else "asr_partial",
-                                                          size, took))
+            lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took))
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
+        self._turn: DynamicBatcher[bytes, float] | None = None
+        if turn_detector is not None:  # its own thread: about 120 ms a call on a 2-core CPU
+            self._turn = DynamicBatcher("turn", turn_detector.probabilities, BatchPolicy(max_batch=8),
+                                        lambda _, size, took: self._batch_done("turn", size, took))
 
-    async def transcribe(self, audio: bytes, *, final: bool) -> str:
-        """One decode, batched with others of its kind (finals before partials)."""
+    async def transcribe(self, audio: bytes, *, final: bool, read: bool = False) -> str:
+        """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials."""
+        priority = FINAL if final else READ if read else PARTIAL
         self.in_flight["asr_final"] += final
         try:
-            text: str = await self._run("asr", self._asr(audio, FINAL if final else PARTIAL))
+            text: str = await self._run("asr", self._asr(audio, priority))
         finally:
             self.in_flight["asr_final"] -= final
         return text
+
+    async def turn_probability(self, audio: bytes) -> float:
+        """The acoustic turn model's probability that the speaker is done (raises if none is configured)."""
+        if self._turn is None:
+            raise RuntimeError("no turn model is configured ([turn] model)")
+        probability: float = await self._run("turn", self._turn(audio))
+        return probability
 
     async def act(self, turn: Turn) -> TurnOutcome:
         """Understand and act on one utterance, batched with other sessions' utterances in one model call."""
@@ -118,14 +145,28 @@ class Workers:
     def partial_refused(self, *, caller_speaking: bool = True) -> str | None:
         """Why a partial decode must not start now, or None: partials are shed first under load.
         On a CPU (batches of one) any decode in flight refuses it; on a GPU a partial may join others while no
-        final is due, since a batch of partials costs about what one does."""
+        final is due, since a batch of partials costs about what one does. Where decodes are slow (a CPU) and
+        turns are read at pauses, the reads show the command forming and partials give way to them."""
         if self.in_flight["asr_final"] or self.in_flight["asr"] >= self.policy.asr.max_batch:
             return "busy"  # a final is waiting or running (it goes first), or the recognizer is full
-        others = self.speakers - caller_speaking
-        if self.decode_s * 1e3 > self.policy.partial_budget_ms and others > 0:
+        slow = self.decode_s * 1e3 > self.policy.partial_budget_ms
+        if slow and self.turn.model == "reading":
+            return "reads_first"  # a partial running when the speaker pauses would delay the read there
+        if slow and self.speakers - caller_speaking > 0:
             return "others_speaking"
+        return None
+
+    def read_refused(self) -> str | None:
+        """Why a read at a pause must not start now, or None. Where decodes are slow (a CPU: a whole second on
+        2 cores) a read waiting behind another decode would hold the turn longer than the plain hangover, and
+        every read is one more decode for the one recognizer: a read starts only on an idle recognizer, and the
+        turn takes the plain hangover otherwise."""
+        if self.in_flight["asr"] and self.decode_s * 1e3 > self.policy.partial_budget_ms:
+            return "busy"
         return None
 
     def close(self) -> None:
         self._asr.close()
         self._nlu.close()
+        if self._turn is not None:
+            self._turn.close()

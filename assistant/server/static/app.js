@@ -145,6 +145,8 @@ function onEvent(socket, event) {
     case "speech_start":
       setVad(true);
       $("partial").textContent = "";
+      $("forming").textContent = "";
+      showTurn(null);
       break;
     case "speech_end":
       setVad(false);
@@ -152,9 +154,15 @@ function onEvent(socket, event) {
       break;
     case "partial":
       $("partial").textContent = event.text;
+      $("forming").textContent = formingText(event);
+      break;
+    case "turn":
+      showTurn(event);
       break;
     case "transcript":
       $("partial").textContent = "";
+      $("forming").textContent = "";
+      showTurn(null);
       $("transcript").textContent = event.text || "(no words)";
       $("transcript").dataset.text = event.text;
       $("intent").textContent = "";
@@ -171,6 +179,40 @@ function onEvent(socket, event) {
     case "error":
       showError(`The server refused something: ${event.message} (${event.code}).`);
       break;
+  }
+}
+
+// ---- the request forming while it is spoken, and the end-of-turn state ---------------------------------------
+const SLOT_WORDS = {start_time: "the time", date: "the day", room: "the room", end_time: "the end time",
+  duration: "how long", new_time: "the new time"};
+
+function formingText(event) {
+  // a dry run: what the words so far would do; nothing is booked until the turn ends
+  if (!event.intent || !event.result) return "";
+  const result = event.result;
+  if (result.type === "command") {
+    const c = result.command;
+    return `forming: ${c.action.replace("_", " ")} ${c.room} ${c.start.slice(0, 16).replace("T", " ")}`;
+  }
+  if (result.type === "clarify") return `forming: ${event.intent.replace("_", " ")} (needs ${result.missing.join(", ")})`;
+  return `forming: ${event.intent.replace("_", " ")}`;
+}
+
+function showTurn(event) {
+  const box = $("turn");
+  if (!event || event.verdict === "unsure") {
+    box.hidden = true;
+    box.textContent = "";
+    return;
+  }
+  box.hidden = false;
+  box.className = `turn turn-${event.verdict}`;
+  box.dataset.verdict = event.verdict;
+  if (event.verdict === "incomplete") {
+    const wanted = (event.waiting_for || []).map((s) => SLOT_WORDS[s] || s);
+    box.textContent = wanted.length ? `waiting for ${wanted.join(" and ")}...` : "waiting for the rest...";
+  } else {
+    box.textContent = "got it";
   }
 }
 

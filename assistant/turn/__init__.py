@@ -1,0 +1,1 @@
+"""End of turn: when has the speaker finished? Read from what was said (the schema) or heard (Smart Turn)."""

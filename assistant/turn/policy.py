@@ -1,0 +1,109 @@
+"""The end-of-turn policy: a reading of the words so far -> how much more silence ends the turn.
+
+At a pause inside an utterance the server reads the audio so far (a decode and a dry-run understanding, nothing
+committed) and asks this module what the reading means for the turn:
+
+    complete    an executable command or an answerable question, confident, its words agreeing with the read
+                before it: end the turn after a short silence (`complete_ms`) and act on this reading
+    incomplete  a required slot is missing, the words end in one that asks for more ("at", "for", "um"), or a
+                slot's words cannot be read (yet): hold the turn up to a long silence (`hold_ms`)
+    unsure      anything else (a rejection, a question about a doubtful time, a room conflict): the plain
+                hangover of [audio]
+
+No model, no I/O: a pure function of the reading, so the policy is tested with plain values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.booking.results import Answer, Clarify, Command, Result
+
+__all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "read_verdict", "acoustic_verdict",
+           "transcripts_agree"]
+
+COMPLETE, INCOMPLETE, UNSURE = "complete", "incomplete", "unsure"
+TURN_MODELS = ("reading", "smart-turn", "hangover")
+
+# Words that ask for more when a request ends on them: prepositions before a slot, joins, fillers (whisper writes
+# a lone "um" as "M." or "Ah.").
+_ASKS_FOR_MORE = frozenset({
+    "a", "about", "ah", "an", "and", "around", "at", "between", "book", "but", "by", "can", "cancel", "could", "eh",
+    "er", "erm", "for", "from", "hm", "hmm", "in", "m", "maybe", "mm", "move", "next", "on", "or", "past",
+    "quarter", "reserve", "schedule", "so", "starting", "the", "this", "till", "to", "uh", "uhm", "um", "until",
+    "with",
+})
+_REQUIRED = frozenset({"room", "date", "start_time", "new_time", "end_time", "duration"})
+_WORDS = re.compile(r"[a-z0-9']+")
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    """[turn] in configs/*.toml; reported in /metrics."""
+
+    model: str = "reading"  # reading (our schema) | smart-turn (acoustic, Smart Turn v3.2) | hangover (plain VAD)
+    read_after_ms: int = 100  # silence inside an utterance before the words so far are read (or heard)
+    complete_ms: int = 150  # silence that ends a turn read as complete
+    hold_ms: int = 1300  # silence that ends a turn read as incomplete
+    complete_confidence: float = 0.8  # a complete reading needs at least this intent probability
+    amend_ms: int = 1500  # speech starting this soon after an early end amends what that turn did
+    smart_turn_threshold: float = 0.5  # Smart Turn's probability of a finished turn above which it ends
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    kind: str  # complete | incomplete | unsure
+    hangover_ms: int | None  # the silence that ends this turn; None: the configured hangover
+    reason: str  # in words, for the client and the logs
+    waiting_for: tuple[str, ...] = ()  # the slots an incomplete request lacks
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "hangover_ms": self.hangover_ms, "reason": self.reason,
+                "waiting_for": list(self.waiting_for)}
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+def transcripts_agree(previous: str | None, current: str) -> bool:
+    """The earlier read of this utterance says what this one says as far as it went (its last word may have
+    been cut mid-word): the recognizer is not rewriting the request. With no earlier read nothing disagrees."""
+    if not previous:
+        return True
+    before, now = _words(previous)[:-1], _words(current)
+    return now[: len(before)] == before
+
+
+def read_verdict(text: str, result: Result | None, confidence: float, previous: str | None,
+                 settings: TurnSettings) -> TurnVerdict:
+    """What a reading at a pause means for the turn. `result`: the dry run's result (None: nothing read)."""
+    words = _words(text)
+    if not words:  # voice with no words yet: a hesitation ("um" is often not transcribed at all)
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, "no words yet")
+    missing: tuple[str, ...] = ()
+    if isinstance(result, Clarify) and result.doubt is None and not result.options:
+        missing = tuple(m for m in result.missing if m in _REQUIRED)
+    if words[-1] in _ASKS_FOR_MORE:
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"ends in \"{words[-1]}\"", missing)
+    if missing:
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, "missing " + ", ".join(missing), missing)
+    if isinstance(result, Clarify) and result.doubt is not None and result.doubt.get("check") == "unread":
+        # words a slot was tagged on but no reader can read ("on Monday yet", "quarter past two for"): most
+        # often an expression still being said
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"cannot read \"{result.doubt.get('said')}\" yet",
+                           result.missing)
+    if isinstance(result, Command | Answer) and confidence >= settings.complete_confidence:
+        if not transcripts_agree(previous, text):
+            return TurnVerdict(UNSURE, None, "the transcript changed since the last read")
+        what = result.action if isinstance(result, Command) else "question"
+        return TurnVerdict(COMPLETE, settings.complete_ms, f"a complete {what}")
+    return TurnVerdict(UNSURE, None, "not a complete request")
+
+
+def acoustic_verdict(probability: float, settings: TurnSettings) -> TurnVerdict:
+    """Smart Turn's answer: the turn sounds finished (end now) or not (hold)."""
+    if probability >= settings.smart_turn_threshold:
+        return TurnVerdict(COMPLETE, settings.read_after_ms, f"sounds finished (p={probability:.2f})")
+    return TurnVerdict(INCOMPLETE, settings.hold_ms, f"sounds unfinished (p={probability:.2f})")

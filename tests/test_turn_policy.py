@@ -1,0 +1,83 @@
+"""The end-of-turn policy as a pure function of a reading, and the [turn] settings that drive it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from assistant.booking.results import Answer, Clarify, Command, Rejected
+from assistant.config import load_settings
+from assistant.errors import ConfigError
+from assistant.turn.policy import (
+    COMPLETE,
+    INCOMPLETE,
+    UNSURE,
+    TurnSettings,
+    acoustic_verdict,
+    read_verdict,
+    transcripts_agree,
+)
+
+SETTINGS = TurnSettings()
+WHEN = datetime(2026, 12, 3, 15, tzinfo=ZoneInfo("Europe/Berlin"))
+BOOKING = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), executable=True)
+
+
+@pytest.mark.parametrize(("text", "result", "confidence", "previous", "kind", "hangover"), [
+    ("Book Everest tomorrow at 3.", BOOKING, 0.99, "Book Everest tomor", COMPLETE, 150),
+    ("Is Everest free tomorrow at 3?", Answer("availability", "Everest is free."), 0.95, None, COMPLETE, 150),
+    ("Book Everest tomorrow at.", Clarify(("start_time",), "At what time?"), 0.99, None, INCOMPLETE, 1300),
+    ("Book Everest tomorrow at 3 for", BOOKING, 0.99, None, INCOMPLETE, 1300),  # the last word asks for more
+    ("Can you book, um,", Rejected("not a meeting-room request"), 0.9, None, INCOMPLETE, 1300),
+    ("I need Everest", Clarify(("date", "start_time"), "Which day? At what time?"), 0.99, None, INCOMPLETE, 1300),
+    ("", None, 0.0, None, INCOMPLETE, 1300),  # voice, no words yet: a hesitation
+    ("M.", Rejected("not a meeting-room request"), 0.9, None, INCOMPLETE, 1300),  # how whisper writes a lone "um"
+    ("Book Everest tomorrow at 3.", BOOKING, 0.6, None, UNSURE, None),  # not confident
+    ("Book Everest tomorrow at 3.", BOOKING, 0.99, "Cancel every", UNSURE, None),  # the words changed
+    ("What's the weather in Paris?", Rejected("not a meeting-room request"), 0.99, None, UNSURE, None),
+    ("Book Matterhorn on Monday yet.", Clarify(("date",), "Which day?", (), {"check": "unread", "said": "Monday yet"}),
+     0.99, None, INCOMPLETE, 1300),  # words no reader can read: most often an expression still being said
+    # a doubtful time or a taken room is asked about, not held for and not hurried
+    ("Book Everest at 15 to noon", Clarify(("start_time", "end_time"), "21 hours?", (), {"check": "too_long"}),
+     0.99, None, UNSURE, None),
+    ("Book Everest tomorrow at 3", Clarify(("room", "start_time"), "Everest is taken then.", ({"room": "fuji"},)),
+     0.99, None, UNSURE, None),
+])
+def test_a_reading_decides_how_much_silence_ends_the_turn(text: str, result: object, confidence: float,
+                                                            previous: str | None, kind: str,
+                                                            hangover: int | None) -> None:
+    verdict = read_verdict(text, result, confidence, previous, SETTINGS)  # type: ignore[arg-type]
+    assert (verdict.kind, verdict.hangover_ms) == (kind, hangover), verdict.reason
+    assert verdict.to_dict()["kind"] == kind
+
+
+def test_an_incomplete_request_says_what_it_waits_for() -> None:
+    verdict = read_verdict("Book Everest tomorrow", Clarify(("start_time",), "At what time?"), 0.99, None, SETTINGS)
+    assert verdict.waiting_for == ("start_time",) and "start_time" in verdict.reason
+
+
+def test_transcripts_agree_when_the_earlier_read_is_a_prefix_but_for_its_last_word() -> None:
+    assert transcripts_agree(None, "anything")
+    assert transcripts_agree("Book Everest tomor", "book everest tomorrow at 3")
+    assert not transcripts_agree("Cancel Everest tomorrow", "Book Everest tomorrow at 3")
+
+
+def test_smart_turn_verdicts_end_or_hold() -> None:
+    assert acoustic_verdict(0.9, SETTINGS).kind == COMPLETE
+    held = acoustic_verdict(0.2, SETTINGS)
+    assert (held.kind, held.hangover_ms) == (INCOMPLETE, SETTINGS.hold_ms)
+
+
+def test_turn_settings_come_from_the_config_and_are_checked(tmp_path: Path) -> None:
+    assert load_settings(None, {}).turn == TurnSettings()  # configs/default.toml says what the defaults are
+    config = tmp_path / "c.toml"
+    config.write_text('[turn]\nmodel = "smart-turn"\ncomplete_ms = 200\n')
+    turn = load_settings(config, {}).turn
+    assert (turn.model, turn.complete_ms, turn.hold_ms) == ("smart-turn", 200, 1300)
+    for bad in ('model = "vibes"', "complete_ms = 2000", "read_after_ms = 0", "hold_ms = 100"):
+        config.write_text(f"[turn]\n{bad}\n")
+        with pytest.raises(ConfigError, match=r"\[turn\]"):
+            load_settings(config, {})
