@@ -230,11 +230,7 @@ def _counts(flag: str, text: str) -> tuple[int, ...]:
 def _cmd_bench_asr(args: argparse.Namespace) -> int:
     from assistant.bench.asr import ASRBenchOptions, run_asr_bench
 
-    settings = _settings(args)
-    if settings.asr.device == "cuda":
-        from assistant.asr.cuda_libs import reexec_with_cublas12_links
-
-        reexec_with_cublas12_links(settings.cache_dir)
+    settings = _settings(args)  # build_recognizer restarts the process first on a CUDA 13-only machine
     return run_asr_bench(settings, ASRBenchOptions(args.corpus, args.asr_model, args.batch, args.rounds, args.json))
 
 

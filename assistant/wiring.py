@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from assistant.asr.whisper import WhisperRecognizer  # light: faster-whisper loads when one is built
 from assistant.audio.endpointer import EndpointerConfig
 from assistant.audio.stream import StreamConfig
 from assistant.booking.dialogue import Dialogue
@@ -31,8 +32,8 @@ from assistant.text_pipeline import TextPipeline
 from engines.base import BackendOptions, NLUBackend, ShapeProfile
 from engines.registry import create_backend, create_best_backend
 
-__all__ = ["VoiceServer", "shape_profile", "meeting_model", "build_backend", "build_parser", "build_store",
-           "build_text_pipeline", "stream_config", "load_policy", "check_serving", "build_voice_server"]
+__all__ = ["VoiceServer", "build_recognizer", "shape_profile", "meeting_model", "build_backend", "build_parser",
+           "build_store", "build_text_pipeline", "stream_config", "load_policy", "check_serving", "build_voice_server"]
 
 
 def _say(part: str, message: str) -> None:
@@ -157,22 +158,29 @@ class VoiceServer:
     stream: StreamConfig
 
 
-def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None
-                       ) -> VoiceServer:
-    """Models loaded and warm: the recognizer's first decode is paid here, not by someone's first command."""
+def build_recognizer(settings: Settings, asr_model: str | None = None) -> WhisperRecognizer:
+    """The configured recognizer, loaded and warm (its first decode is paid here, not by someone's first
+    command). On a CUDA 13-only machine this process restarts first with cuBLAS 13 linked under the CUDA 12
+    names CTranslate2 loads, so call it before anything else loads CTranslate2."""
     asr = settings.asr
     if asr.device == "cuda":
         from assistant.asr.cuda_libs import reexec_with_cublas12_links
 
-        reexec_with_cublas12_links(settings.cache_dir)  # before anything loads CTranslate2
-    from assistant.asr.whisper import WhisperRecognizer
-
-    pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
+        reexec_with_cublas12_links(settings.cache_dir)
     model = asr_model or asr.model
     recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size,
                                    recognizer_hotwords(settings))
     _say("asr", f"faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size})")
     recognizer.warm_up()
+    return recognizer
+
+
+def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None
+                       ) -> VoiceServer:
+    """Models loaded and warm; the recognizer first (a CUDA restart, if one is needed, comes before any other
+    loading)."""
+    recognizer = build_recognizer(settings, asr_model)
+    pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
     policy = load_policy(settings)
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
                   f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")

@@ -32,14 +32,12 @@ class ASRBenchOptions:
 
 
 def run_asr_bench(settings: Settings, options: ASRBenchOptions) -> int:
-    from assistant.asr.whisper import WhisperRecognizer, float_audio
-    from assistant.wiring import recognizer_hotwords
+    from assistant.asr.whisper import float_audio
+    from assistant.wiring import build_recognizer, recognizer_hotwords
 
     asr = settings.asr
     model = options.asr_model or asr.model
-    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size,
-                                   recognizer_hotwords(settings))
-    recognizer.warm_up()
+    recognizer = build_recognizer(settings, model)
     commands = [item.pcm for item in load_corpus(options.corpus) if item.rate == 16_000 and item.channels == 1]
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 import wave
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from tqdm import tqdm
 
-from assistant.audio.endpointer import EndpointerConfig
-from assistant.audio.stream import PauseDue, StreamConfig, UtteranceEnded, UtteranceStarted, VoiceStream
+from assistant.audio.stream import PauseDue, UtteranceEnded, UtteranceStarted, VoiceStream
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.text_pipeline import TextPipeline, Turn
@@ -118,14 +117,14 @@ class _Runner:
         self.turn = settings.turn
 
     def stream(self, policy: str) -> VoiceStream:
-        audio = self.settings.audio
-        hangover = int(policy.split("-")[1]) if policy.startswith("hangover-") else audio.hangover_ms
-        pause = 0 if policy.startswith("hangover-") else self.turn.read_after_ms
-        endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=hangover,
-                                      min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms,
-                                      pause_ms=pause)
-        return VoiceStream(16_000, config=StreamConfig(endpointer, audio.vad_aggressiveness, partial_interval_ms=0,
-                                                       quiet_below_peak_db=audio.quiet_below_peak_db))
+        """The server's stream ([audio], [turn]) without partials; a fixed-hangover policy has no pauses read."""
+        from assistant.wiring import stream_config
+
+        config = stream_config(self.settings)
+        endpointer = replace(config.endpointer, pause_ms=self.turn.read_after_ms)
+        if policy.startswith("hangover-"):
+            endpointer = replace(endpointer, hangover_ms=int(policy.split("-")[1]), pause_ms=0)
+        return VoiceStream(16_000, config=replace(config, endpointer=endpointer, partial_interval_ms=0))
 
     def run(self, policy: str, item: TurnItem, store: Path) -> _TurnRun:
         pipeline = self.pipeline_for(store)
@@ -218,19 +217,12 @@ def _summary(policy: str, runs: Sequence[_TurnRun], paused: int) -> dict[str, An
 
 
 def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
-    from assistant.asr.whisper import WhisperRecognizer
-    from assistant.wiring import build_parser, build_text_pipeline, recognizer_hotwords
+    from assistant.wiring import build_parser, build_recognizer, build_text_pipeline
 
+    recognizer = build_recognizer(settings)  # first: on a GPU it may restart the process (CUDA 13 links)
     items = load_turn_items(options.pauses, options.plain, options.limit)
     paused = sum(1 for i in items if i.segments_ms)
     asr = settings.asr
-    if asr.device == "cuda":
-        from assistant.asr.cuda_libs import reexec_with_cublas12_links
-
-        reexec_with_cublas12_links(settings.cache_dir)  # before anything loads CTranslate2
-    recognizer = WhisperRecognizer(settings.cache_dir, asr.model, asr.device, asr.compute_type, asr.beam_size,
-                                   recognizer_hotwords(settings))
-    recognizer.warm_up()
     parser = build_parser(settings)
     smart_turn = None
     if "smart-turn" in options.policies:

@@ -19,9 +19,10 @@ from assistant.booking.dates import parse_date
 from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.durations import parse_duration
 from assistant.booking.interval import TimePolicy, from_now
-from assistant.booking.request import normalize_request
+from assistant.booking.request import MeetingRequest, normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
+from assistant.booking.store import Booking
 
 __all__ = ["Dialogue", "Conversation"]
 
@@ -224,11 +225,7 @@ class Dialogue:
         if not names & {"duration", "end_time"}:  # a new start or day keeps the length
             made["duration"] = f"{int((booking.end - booking.start).total_seconds() // 60)} minutes"
         request = normalize_request("book_meeting", said, now, self.rooms, self.policy, made, text=text)
-        result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
-        state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
-        if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
-            state.just_booked = booking.id
-        return result
+        return self._apply_amendment(state, booking, request, now, commit, key)
 
     def _amend_joined(self, state: Conversation, booking_id: str,
                       joined: tuple[str, str, Sequence[tuple[str, str]]], now: datetime, commit: bool,
@@ -246,9 +243,13 @@ class Dialogue:
             set(request.attendees) <= set(booking.attendees) and request.title in (None, booking.title)
         if same:
             return None  # nothing new: not an amendment
+        return self._apply_amendment(state, booking, request, now, commit, key)
+
+    def _apply_amendment(self, state: Conversation, booking: Booking, request: MeetingRequest, now: datetime,
+                         commit: bool, key: str) -> Result:
         result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
-        if isinstance(result, Command) and result.committed:
+        if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
             state.just_booked = booking.id
         return result
 
