@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-turns
+.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-turns bench-soak
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -63,6 +63,10 @@ bench-e2e: install-test
 
 bench-turns: install-test
 	$(VENV)/bin/assistant bench turns --json docs/benchmarks/turns-cpu.json --plot docs/benchmarks/turns-cpu.png
+
+bench-soak: install-test
+	$(VENV)/bin/assistant bench soak --clients 4 --minutes 5 \
+	  --json docs/benchmarks/soak-cpu.json --plot docs/benchmarks/soak-cpu.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

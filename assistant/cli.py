@@ -23,7 +23,7 @@ __all__ = ["main"]
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    settings = load_settings(args.config, os.environ)
+    settings = load_settings(args.config, os.environ, getattr(args, "set", None) or ())
     nlu = settings.nlu
     if getattr(args, "backend", None):
         nlu = replace(nlu, backend=args.backend)
@@ -110,14 +110,24 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from assistant.server.app import run_server
+    from assistant.server.access import Access
+    from assistant.server.app import ServerOptions, run_server
     from assistant.wiring import build_voice_server, check_serving
 
     settings = _settings(args)
     check_serving(settings)  # refused before minutes of model loading, not after
+    access = Access.configure(settings.access, args.host)  # a non-loopback bind without a token: refused now
     server = build_voice_server(settings, args.store, args.asr_model)
-    run_server(server.workers, server.stream, args.host, args.port, settings.serving.event_loop)
+    run_server(server.workers, server.stream,
+               ServerOptions(args.host, args.port, settings.limits, access, settings.serving.event_loop))
     return 0
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """--token, else $ASSISTANT_TOKEN: what a server that needs a token is sent (as an Authorization header)."""
+    from assistant.server.access import TOKEN_ENV
+
+    return getattr(args, "token", None) or os.environ.get(TOKEN_ENV) or None
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
@@ -125,7 +135,7 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
     if args.now is not None or args.tz is not None:
         _reference_time(args.now, args.tz, _settings(args))  # refuse a bad --now/--tz before connecting
-    return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast)
+    return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast, token=_token(args))
 
 
 def _cmd_mic(args: argparse.Namespace) -> int:
@@ -135,7 +145,7 @@ def _cmd_mic(args: argparse.Namespace) -> int:
     _reference_time(args.now, zone, _settings(args))  # refuse a bad --now/--tz before opening the microphone
     device = int(args.device) if args.device and args.device.isdigit() else args.device
     try:
-        return run_mic(args.url, device, zone, args.now, args.seconds, args.json)
+        return run_mic(args.url, device, zone, args.now, args.seconds, args.json, _token(args))
     except OSError as exc:  # PortAudio missing, or no such device
         raise ConfigError(f"microphone: {exc} (Debian: apt-get install libportaudio2; list devices with "
                           "python -m sounddevice)") from exc
@@ -255,7 +265,14 @@ def _cmd_bench_e2e(args: argparse.Namespace) -> int:
 
     return run_e2e_bench(E2EBenchOptions(
         _counts("--clients", str(args.clients)), args.corpus, args.duration, args.max_wait, args.seed, args.url,
-        args.asr_model, args.store, args.config, args.aim, args.json, args.plot))
+        args.asr_model, args.store, args.config, args.aim, args.json, args.plot, _token(args)))
+
+
+def _cmd_bench_soak(args: argparse.Namespace) -> int:
+    from assistant.bench.soak import SoakOptions, run_soak_bench
+
+    return run_soak_bench(SoakOptions(args.clients, args.minutes, args.corpus, seed=args.seed, config=args.config,
+                                      json=args.json, plot=args.plot))
 
 
 def _cmd_bench_expressions(args: argparse.Namespace) -> int:
@@ -286,6 +303,8 @@ def _parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="assistant", description="Voice-to-action meeting-booking assistant")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", type=Path, help="config file (default: configs/default.toml)")
+    common.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config key, e.g. --set limits.max_connections=512 (repeatable)")
     sub = top.add_subparsers(dest="command", required=True)
 
     parse = sub.add_parser("parse", parents=[common],
@@ -333,7 +352,9 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--url", default="ws://127.0.0.1:8765")
     send.add_argument("--now", help="reference date-time for the server, ISO 8601")
     send.add_argument("--tz", help="IANA time zone sent in start (default UTC)")
-    send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time")
+    send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time "
+                      "(the server admits the first [limits] audio_burst_s = 30 s of audio at once)")
+    send.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
     send.set_defaults(func=_cmd_send)
 
     mic = sub.add_parser("mic", parents=[common], help="talk into the microphone; see partials and results")
@@ -343,6 +364,7 @@ def _parser() -> argparse.ArgumentParser:
     mic.add_argument("--now", help="reference date-time, ISO 8601 (for demos and tests)")
     mic.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
     mic.add_argument("--json", action="store_true", help="print every server event as a JSON line")
+    mic.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
     mic.set_defaults(func=_cmd_mic)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
@@ -390,9 +412,19 @@ def _parser() -> argparse.ArgumentParser:
     e2e.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="speech model of the spawned server")
     e2e.add_argument("--store", type=Path, help="booking file for the spawned server (default: a throwaway one)")
     e2e.add_argument("--aim", type=float, default=1.5, help="p95 aim in seconds, drawn on the plot")
+    e2e.add_argument("--token", help="access token of the --url server (default: $ASSISTANT_TOKEN)")
     e2e.add_argument("--json", type=Path, help="write the report here")
     e2e.add_argument("--plot", type=Path, help="write a PNG here")
     e2e.set_defaults(func=_cmd_bench_e2e)
+    soak = bench.add_parser("soak", parents=[common],
+                            help="N real-time clients for M minutes: lost requests, errors, server memory over time")
+    soak.add_argument("--clients", type=int, default=4)
+    soak.add_argument("--minutes", type=float, default=5.0)
+    soak.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
+    soak.add_argument("--seed", type=int, default=0)
+    soak.add_argument("--json", type=Path, help="write the report here")
+    soak.add_argument("--plot", type=Path, help="write a PNG of the server's memory over time here")
+    soak.set_defaults(func=_cmd_bench_soak)
     expr = bench.add_parser("expressions", parents=[common],
                             help="the time-expression table through the text path (exact / asked / wrong), "
                                  "Duckling beside it")

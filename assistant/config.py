@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from assistant.errors import ConfigError
 from assistant.turn.policy import TURN_MODELS, TurnSettings
 
 __all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
-           "Settings", "DEFAULT_CONFIG", "load_settings"]
+           "LimitsSettings", "AccessSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -70,7 +70,33 @@ class ServingSettings:
     nlu_max_delay_us: int = 0  # an idle NLU worker waits this long for more requests before running one
     asr_max_batch: int = 1  # final decodes per call; >1 decodes utterances that end together in one call (GPU)
     asr_max_delay_us: int = 0
+    asr_max_queue: int = 256  # decodes waiting, all sessions; past it a request is refused ("overloaded")
+    nlu_max_queue: int = 1024
     event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
+
+
+@dataclass(frozen=True)
+class LimitsSettings:
+    """What one client may take of the server (docs/reliability.md)."""
+
+    max_connections: int = 256  # websocket connections at once, all clients; more are refused (HTTP 503)
+    max_connections_per_address: int = 32
+    start_timeout_s: float = 10.0  # a connection that sends no start within this is closed
+    idle_timeout_s: float = 120.0  # a session that sends nothing for this long is closed
+    max_session_s: float = 3600.0  # a session is closed after this long; the client reconnects to go on
+    max_queued_utterances: int = 3  # utterances of one session waiting to be recognized; more are refused
+    audio_speed: float = 4.0  # audio is admitted at most this many times real time, over the session ...
+    audio_burst_s: float = 30.0  # ... plus this much ahead at once (a recording sent whole)
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """Who may use the server. Loopback binds need no set-up; any other bind needs a token."""
+
+    tokens_file: str = ""  # lines "NAME TOKEN": each name is an identity that owns its bookings
+    allowed_origins: list[str] = field(default_factory=list)  # web origins besides the page's own
+    allowed_hosts: list[str] = field(default_factory=list)  # Host names a loopback bind answers besides localhost
+    own_bookings_only: bool = True  # cancel, move and undo act only on the caller's own bookings
 
 
 @dataclass(frozen=True)
@@ -85,6 +111,8 @@ class Settings:
     asr: ASRSettings = field(default_factory=ASRSettings)
     serving: ServingSettings = field(default_factory=ServingSettings)
     turn: TurnSettings = field(default_factory=TurnSettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    access: AccessSettings = field(default_factory=AccessSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -106,14 +134,33 @@ def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
     return replace(defaults, **values)
 
 
-def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
-    """Read a config file (default: configs/default.toml); env supplies XDG_CACHE_HOME and HOME."""
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> None:
+    """`--set SECTION.KEY=VALUE` (VALUE in TOML: 512, 2.5, true, "text", [1, 2]) over a config file's tables."""
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        section, dot, key = name.strip().partition(".")
+        if not sep or not dot or not section or not key:
+            raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE, e.g. limits.max_connections=512")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()  # a bare word is text: --set asr.model=base
+        table = data.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"--set {item!r}: {section} is not a section")
+        table[key] = value
+
+
+def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence[str] = ()) -> Settings:
+    """Read a config file (default: configs/default.toml), with `--set` overrides over it; env supplies
+    XDG_CACHE_HOME and HOME."""
     path = path or DEFAULT_CONFIG
     try:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn"}
+    apply_overrides(data, overrides)
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn", "limits", "access"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -136,7 +183,29 @@ def load_settings(path: Path | None, env: Mapping[str, str]) -> Settings:
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
                     asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
-                    turn=_turn(data.get("turn", {}), f"{path} [turn]"))
+                    turn=_turn(data.get("turn", {}), f"{path} [turn]"),
+                    limits=_limits(data.get("limits", {}), f"{path} [limits]"),
+                    access=_access(data.get("access", {}), path))
+
+
+def _limits(data: Mapping[str, Any], where: str) -> LimitsSettings:
+    limits: LimitsSettings = _section(LimitsSettings, data, where)
+    for name in ("max_connections", "max_connections_per_address", "max_queued_utterances"):
+        if getattr(limits, name) < 1:
+            raise ConfigError(f"{where}.{name}: at least 1")
+    for name in ("start_timeout_s", "idle_timeout_s", "max_session_s", "audio_speed", "audio_burst_s"):
+        if not getattr(limits, name) > 0:
+            raise ConfigError(f"{where}.{name}: more than 0")
+    if limits.audio_speed < 1:
+        raise ConfigError(f"{where}.audio_speed: at least 1 (real time)")
+    return limits
+
+
+def _access(data: Mapping[str, Any], path: Path) -> AccessSettings:
+    access: AccessSettings = _section(AccessSettings, data, f"{path} [access]")
+    if access.tokens_file and not Path(access.tokens_file).is_absolute():  # relative to the config file
+        access = replace(access, tokens_file=str(path.parent / access.tokens_file))
+    return access
 
 
 def _turn(data: Mapping[str, Any], where: str) -> TurnSettings:

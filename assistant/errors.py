@@ -5,14 +5,17 @@
     ├── ModelUnavailable           an artifact cannot be made or loaded (missing package, no torch to train)
     ├── BackendUnavailable         an inference backend cannot run here (package, engine file or GPU missing)
     └── InputError                 a request is unusable (empty, too long, bad audio); carries a stable `code`
-        └── ProtocolError          a client message breaks the websocket protocol (docs/protocol.md)
+        ├── ProtocolError          a client message breaks the websocket protocol (docs/protocol.md)
+        └── LimitExceeded          a client went past one of its limits ([limits], [access])
 
-Every InputError a client causes becomes an `error` event with its code; the connection goes on.
+Every InputError a client causes becomes an `error` event with its code; the connection goes on, except after
+LimitExceeded: then the server closes it (code 1008, the code as the reason).
 """
 
 from __future__ import annotations
 
-__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError", "ProtocolError"]
+__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError", "ProtocolError",
+           "LimitExceeded"]
 
 
 class AssistantError(Exception):
@@ -40,3 +43,7 @@ class InputError(AssistantError):
 
 class ProtocolError(InputError):
     """A client message that breaks the protocol (malformed, out of order, too large)."""
+
+
+class LimitExceeded(InputError):
+    """A client went past a limit that ends its connection (too fast, timed out, not authorized)."""

@@ -35,6 +35,7 @@ class Start:
     timezone: str = "UTC"
     now: str | None = None  # ISO 8601 reference time, for reproducible tests
     conversation_id: str | None = None
+    token: str | None = None  # the server's access token, for clients that cannot send an Authorization header
 
     def to_wire(self) -> str:
         """The client's side of the codec; fields left unset are left out."""
@@ -57,8 +58,9 @@ ClientMessage = Start | Stop | Audio
 
 _START_TYPES: dict[str, tuple[type, ...]] = {
     "sample_rate": (int,), "format": (str,), "channels": (int,), "timezone": (str,), "now": (str, type(None)),
-    "conversation_id": (str, type(None)),
+    "conversation_id": (str, type(None)), "token": (str, type(None)),
 }
+MAX_START_TEXT = 256  # any text field of start (a zone name, an id, a token)
 
 
 def decode_client(message: str | bytes) -> ClientMessage:
@@ -71,6 +73,10 @@ def decode_client(message: str | bytes) -> ClientMessage:
         data = json.loads(message)
     except json.JSONDecodeError as exc:
         raise ProtocolError("bad_json", f"not JSON: {exc.msg} at character {exc.pos}") from exc
+    except RecursionError:  # "[[[[..." thousands deep: no message of the protocol nests
+        raise ProtocolError("bad_json", "not JSON the protocol uses: nested too deep") from None
+    except ValueError:  # an integer of thousands of digits (Python's int limit)
+        raise ProtocolError("bad_json", "not JSON the protocol uses: a number too long") from None
     if not isinstance(data, dict):
         raise ProtocolError("bad_message", "a text message must be a JSON object with a \"type\"")
     kind = data.get("type")
@@ -86,8 +92,15 @@ def decode_client(message: str | bytes) -> ClientMessage:
         raise ProtocolError("bad_start", "start needs \"sample_rate\" (e.g. 16000)")
     for key, value in values.items():
         if not isinstance(value, _START_TYPES[key]) or isinstance(value, bool):
-            raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {value!r}")
+            raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {_short(value)}")
+        if isinstance(value, str) and len(value) > MAX_START_TEXT:
+            raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
     return Start(**values)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---- server -> client ------------------------------------------------------------------------------------

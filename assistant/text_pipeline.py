@@ -36,6 +36,7 @@ class Turn:
     now: datetime  # aware; "tomorrow" and "at 9" are read against it
     preview: bool = False  # a reading of speech still going on: a dry run that leaves the conversation as it was
     amend: bool = False  # the speaker went on right after the last turn ended early: it may amend what that did
+    owner: str | None = None  # who speaks (a token's identity or the conversation): owns what it books; None: local
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,13 @@ class TextPipeline:
             if turn.preview:
                 with self.dialogue.snapshot(turn.conversation):
                     result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                                commit=False, unsure=unsure)
+                                                commit=False, unsure=unsure, owner=turn.owner)
             else:
                 both = None if not isinstance(joined, Understanding) else \
                     (joined.text, joined.intent, [(s.name, s.text) for s in joined.slots])
                 result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                            commit=commit, unsure=unsure, amend=turn.amend, joined=both)
+                                            commit=commit, unsure=unsure, amend=turn.amend, joined=both,
+                                            owner=turn.owner)
         except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
             return TurnOutcome(turn, understood, None, exc)
         return TurnOutcome(turn, understood, result)

@@ -109,7 +109,8 @@ def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, c
     rooms = RoomDirectory.load(settings.rooms_file)
     parser = parser or build_parser(settings, verbose=verbose)
     store = build_store(settings, store_file, commit)
-    dispatcher = Dispatcher(store, rooms, max_length=timedelta(hours=settings.booking.max_hours), policy=policy)
+    dispatcher = Dispatcher(store, rooms, max_length=timedelta(hours=settings.booking.max_hours), policy=policy,
+                            owners_only=settings.access.own_bookings_only)
     dialogue = Dialogue(dispatcher, rooms, policy,
                         timedelta(seconds=settings.booking.conversation_idle_seconds))
     return TextPipeline(parser, dialogue, store, rooms)
@@ -137,8 +138,11 @@ def stream_config(settings: Settings) -> StreamConfig:
 
 def load_policy(settings: Settings) -> LoadPolicy:
     serving = settings.serving
-    return LoadPolicy(BatchPolicy(serving.asr_max_batch, serving.asr_max_delay_us),
-                      BatchPolicy(serving.nlu_max_batch, serving.nlu_max_delay_us), settings.audio.partial_budget_ms)
+    if min(serving.asr_max_batch, serving.nlu_max_batch, serving.asr_max_queue, serving.nlu_max_queue) < 1:
+        raise ConfigError("[serving] asr/nlu max_batch and max_queue are at least 1")
+    return LoadPolicy(BatchPolicy(serving.asr_max_batch, serving.asr_max_delay_us, serving.asr_max_queue),
+                      BatchPolicy(serving.nlu_max_batch, serving.nlu_max_delay_us, serving.nlu_max_queue),
+                      settings.audio.partial_budget_ms)
 
 
 def check_serving(settings: Settings) -> None:
@@ -150,6 +154,7 @@ def check_serving(settings: Settings) -> None:
     except (ValueError, ImportError) as exc:
         raise ConfigError(f"[serving] event_loop: {exc}") from exc
     _time_policy(settings.booking)
+    load_policy(settings)
 
 
 @dataclass(frozen=True)

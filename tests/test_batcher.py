@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed
+from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
 
 
 class Recorder:
@@ -108,3 +108,61 @@ def test_on_batch_reports_priority_size_and_time() -> None:
     batcher.submit("a", priority=1).result(5)
     batcher.close()
     assert seen and seen[0][:2] == (1, 1) and seen[0][2] >= 0.0
+
+
+def test_owners_take_turns_so_one_owners_backlog_delays_another_by_one_call() -> None:
+    """A flood of one owner's requests queued first; another owner's request runs second, not last."""
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=1))
+    futures = [batcher.submit("first", owner="flood")]
+    assert model.entered.wait(5)
+    futures += [batcher.submit(f"f{i}", owner="flood") for i in range(5)]
+    futures += [batcher.submit("r0", owner="real"), batcher.submit("r1", owner="real")]
+    model.hold.set()
+    for future in futures:
+        future.result(timeout=5)
+    batcher.close()
+    assert [b[0] for b in model.batches] == ["first", "f0", "r0", "f1", "r1", "f2", "f3", "f4"]
+
+
+def test_a_batch_fills_with_owners_in_turn() -> None:
+    _, model = _queued_behind_a_busy_worker(3, [("x1", 0), ("x2", 0)])  # owner None: one owner, in order
+    assert model.batches == [["first"], ["x1", "x2"]]
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=2))
+    first = batcher.submit("first", owner="a")
+    assert model.entered.wait(5)
+    queued = [batcher.submit(item, owner=owner) for item, owner in [("a1", "a"), ("a2", "a"), ("b1", "b")]]
+    model.hold.set()
+    for future in [first, *queued]:
+        future.result(timeout=5)
+    batcher.close()
+    assert model.batches == [["first"], ["a1", "b1"], ["a2"]]
+
+
+def test_a_full_queue_refuses_at_once_and_takes_work_again_once_it_drains() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=1, max_queue=2))
+    running = batcher.submit("running")
+    assert model.entered.wait(5)
+    queued = [batcher.submit("a"), batcher.submit("b")]
+    assert batcher.waiting == 2
+    with pytest.raises(Overloaded, match="queue is full"):
+        batcher.submit("c")
+    model.hold.set()
+    assert [f.result(5) for f in [running, *queued]] == ["RUNNING", "A", "B"]
+    assert batcher.submit("d").result(5) == "D"
+    batcher.close()
+
+
+def test_a_cancelled_request_is_skipped_by_the_worker() -> None:
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=1))
+    running = batcher.submit("running")
+    assert model.entered.wait(5)
+    gone, kept = batcher.submit("gone", owner="left"), batcher.submit("kept", owner="stayed")
+    assert gone.cancel()  # its client went away before its turn
+    model.hold.set()
+    assert [running.result(5), kept.result(5)] == ["RUNNING", "KEPT"]
+    batcher.close()
+    assert model.batches == [["running"], ["kept"]]

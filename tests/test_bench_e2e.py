@@ -187,3 +187,18 @@ def test_a_server_that_drops_connections_counts_them_as_lost(short_corpus: Path,
     assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr
     (point,) = json.loads(report.read_text())["points"]
     assert not point["keeps_up"] and point["lost"] == point["requests"] >= 1
+
+
+def test_a_short_soak_reports_requests_errors_and_memory(short_corpus: Path, tmp_path: Path,
+                                                         meeting_model: object) -> None:
+    """`bench soak` at a smaller scale: one client for 12 s (structure and correctness, never speed)."""
+    report, plot = tmp_path / "soak.json", tmp_path / "soak.png"
+    run = subprocess.run([sys.executable, "-m", "assistant", "bench", "soak", "--clients", "1", "--minutes", "0.2",
+                          "--corpus", str(short_corpus), "--json", str(report), "--plot", str(plot)],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    data = json.loads(report.read_text())
+    assert data["requests"] >= 1 and data["results"] == data["requests"] and data["lost"] == 0
+    assert data["errors_by_code"] == {} and data["server_alive_at_end"]
+    assert 50 < data["rss_mb"]["start"] <= data["rss_mb"]["max"]
+    assert len(data["rss_samples"]) >= 3 and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

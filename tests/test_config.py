@@ -6,9 +6,11 @@ import pytest
 
 from assistant.config import (
     DEFAULT_CONFIG,
+    AccessSettings,
     ASRSettings,
     AudioSettings,
     BookingSettings,
+    LimitsSettings,
     NLUSettings,
     ServingSettings,
     load_settings,
@@ -23,6 +25,8 @@ def test_default_toml_states_the_code_defaults() -> None:
     assert data["audio"] == asdict(AudioSettings())
     assert data["asr"] == asdict(ASRSettings())
     assert data["serving"] == asdict(ServingSettings())
+    assert data["limits"] == asdict(LimitsSettings())
+    assert data["access"] == asdict(AccessSettings())
 
 
 def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
@@ -38,6 +42,10 @@ def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
     ("[nlu]\nmin_confidence = true\n", "expected float"),
     ("[gpu]\nx = 1\n", "unknown section(s) gpu"),
     ("[nlu\n", "Expected"),
+    ("[limits]\nmax_connections = 0\n", "max_connections: at least 1"),
+    ("[limits]\naudio_speed = 0.5\n", "audio_speed: at least 1"),
+    ("[limits]\nidle_timeout_s = -1\n", "idle_timeout_s: more than 0"),
+    ("[access]\nown_bookings_only = 'yes'\n", "expected bool"),
 ])
 def test_bad_config_is_explained(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.toml"
@@ -75,3 +83,15 @@ def test_max_hours_out_of_range_is_refused_before_any_model_loads(tmp_path: Path
     path.write_text(f"[booking]\nmax_hours = {hours}\n")
     with pytest.raises(ConfigError, match="max_hours"):
         build_text_pipeline(load_settings(path, {"HOME": str(tmp_path)}), tmp_path / "b.sqlite")
+
+
+def test_set_overrides_one_key_for_one_run(tmp_path: Path) -> None:
+    settings = load_settings(None, {}, ["limits.max_connections=1024", "asr.model=base", "turn.model=\"hangover\"",
+                                        "nlu.profile_batch=[1, 4, 16]", "access.own_bookings_only=false"])
+    assert settings.limits.max_connections == 1024 and settings.asr.model == "base"
+    assert settings.turn.model == "hangover" and settings.nlu.profile_batch == [1, 4, 16]
+    assert settings.access.own_bookings_only is False
+    for bad, message in (("limits.max_connections", "SECTION.KEY=VALUE"), ("nosection=1", "SECTION.KEY=VALUE"),
+                         ("limits.max_conections=5", "unknown key"), ("limits.max_connections=many", "expected int")):
+        with pytest.raises(ConfigError, match=message):
+            load_settings(None, {}, [bad])

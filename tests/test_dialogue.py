@@ -395,3 +395,51 @@ def test_words_after_an_early_question_are_read_with_the_words_before(dialogue: 
     # without the early end ("amend" unset) the same words are what they are alone
     alone = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, joined=joined)
     assert isinstance(alone, Rejected | Clarify) and not (isinstance(alone, Clarify) and alone.options)
+
+
+# ---- owners: cancel, move and undo act on the caller's own bookings ------------------------------------------
+BOOK_FUJI: Slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9 am")]
+CANCEL_FUJI: Slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9 am")]
+
+
+def test_only_the_owner_cancels_or_moves_a_booking(dialogue: Dialogue) -> None:
+    booked = dialogue.turn("a", "book fuji tomorrow at 9 am", "book_meeting", BOOK_FUJI, NOW, commit=True,
+                           owner="token:alice")
+    assert isinstance(booked, Command) and booked.committed
+    for intent, slots in (("cancel_meeting", CANCEL_FUJI),
+                          ("reschedule_meeting", [*CANCEL_FUJI, ("new_time", "11 am")])):
+        refused = dialogue.turn("b", f"{intent} fuji tomorrow at 9 am", intent, slots, NOW, commit=True,
+                                owner="token:bob")
+        assert isinstance(refused, Answer) and refused.data["reason"] == "not yours"
+    bookings = dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2))
+    assert [(b.id, b.owner) for b in bookings] == [(booked.booking_id, "token:alice")]  # untouched
+    cancelled = dialogue.turn("a2", "cancel fuji tomorrow at 9 am", "cancel_meeting", CANCEL_FUJI, NOW,
+                              commit=True, owner="token:alice")  # the owner, from another conversation
+    assert isinstance(cancelled, Command) and cancelled.committed
+
+
+def test_with_shared_bookings_anyone_may_cancel(dialogue: Dialogue) -> None:
+    dialogue.dispatcher.owners_only = False  # [access] own_bookings_only = false
+    dialogue.turn("a", "book fuji tomorrow at 9 am", "book_meeting", BOOK_FUJI, NOW, commit=True, owner="token:alice")
+    cancelled = dialogue.turn("b", "cancel fuji tomorrow at 9 am", "cancel_meeting", CANCEL_FUJI, NOW, commit=True,
+                              owner="token:bob")
+    assert isinstance(cancelled, Command) and cancelled.committed
+
+
+def test_a_conversation_never_undoes_a_booking_it_does_not_own(dialogue: Dialogue) -> None:
+    booked = dialogue.turn("shared-id", "book fuji tomorrow at 9 am", "book_meeting", BOOK_FUJI, NOW, commit=True,
+                           owner="token:alice")
+    assert isinstance(booked, Command) and booked.committed
+    undo = dialogue.turn("shared-id", "undo", "out_of_scope", [], NOW, commit=True, owner="token:bob")
+    assert isinstance(undo, Rejected)
+    assert dialogue.dispatcher.store.get(booked.booking_id or "") is not None
+
+
+def test_idle_conversations_are_evicted_and_the_count_is_capped(dialogue: Dialogue) -> None:
+    dialogue.max_conversations = 3
+    for n in range(5):
+        say(dialogue, "book fuji", "book_meeting", [("room", "fuji")], conv=f"c{n}")  # each leaves a question open
+    assert list(dialogue.conversations) == ["c2", "c3", "c4"]  # the least recently active went first
+    dialogue.idle_timeout = timedelta(0)
+    say(dialogue, "book denali", "book_meeting", [("room", "denali")], conv="c9")
+    assert list(dialogue.conversations) == ["c9"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from assistant.audio.stream import StreamConfig
-from assistant.config import Settings
+from assistant.config import LimitsSettings, Settings
 from assistant.events import (
     ErrorEvent,
     IntentEvent,
@@ -113,8 +113,9 @@ def test_a_failing_turn_is_an_error_event_and_the_session_goes_on(settings: Sett
     asyncio.run(scenario())
     workers.close()
     errors = [e for e in sent.events if isinstance(e, ErrorEvent)]
+    # the client hears a code and plain words; what went wrong inside is for the log only
     assert [(e.code, e.message) for e in errors] == [
-        ("internal", "utterance 1 failed: RuntimeError: store went away")]
+        ("internal", "utterance 1 could not be processed; please say it again")]
     assert [e.utterance for e in sent.events if isinstance(e, ResultEvent)] == [2]
     assert [e.utterance for e in sent.events if isinstance(e, Latency)] == [2]
 
@@ -266,3 +267,44 @@ def test_utterances_from_many_sessions_are_understood_in_one_model_call(settings
     assert [o.result.committed for o in booked] == [True] * 4  # type: ignore[attr-defined]
     assert [o.slots[0].text for o in booked] == rooms  # type: ignore[attr-defined]
     assert failed.result is None and "store went away" in str(failed.failure)  # type: ignore[attr-defined]
+
+
+def test_utterances_past_the_sessions_queue_bound_are_refused_with_overloaded(settings: Settings,
+                                                                              tmp_path: Path) -> None:
+    """Five requests arriving at once, a slow recognizer, room for two: two are served, three refused clearly."""
+    rate, pcm = _wav()
+    workers = Workers(FakeRecognizer("book everest tomorrow at 9", seconds=0.3),
+                      fake_pipeline(settings, tmp_path / "b.sqlite"))
+    sent = Collect()
+
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Europe/Berlin", now=NOW), workers, StreamConfig(), sent,
+                          limits=LimitsSettings(max_queued_utterances=2))
+        for _ in range(5):
+            await _speak(session, pcm, rate)
+        await session.stop()
+
+    asyncio.run(scenario())
+    workers.close()
+    refused = [e for e in sent.events if isinstance(e, ErrorEvent)]
+    assert [e.code for e in refused] == ["overloaded"] * 3
+    assert all("send audio in real time" in e.message for e in refused)
+    assert len([e for e in sent.events if isinstance(e, Transcript)]) == 2
+
+
+def test_closing_a_session_cancels_its_queued_decodes(settings: Settings, tmp_path: Path) -> None:
+    rate, pcm = _wav()
+    recognizer = FakeRecognizer("book everest tomorrow at 9", seconds=0.3)
+    workers = Workers(recognizer, fake_pipeline(settings, tmp_path / "b.sqlite"))
+
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Europe/Berlin", now=NOW), workers, StreamConfig(), Collect())
+        for _ in range(3):  # three utterances queued; the first one's decode starts at once
+            await _speak(session, pcm, rate)
+        await asyncio.sleep(0.05)
+        session.close()  # the client vanished
+        await asyncio.sleep(1.0)  # long enough for two more decodes, had they stayed queued
+
+    asyncio.run(scenario())
+    workers.close()
+    assert len(recognizer.lengths) == 1  # only the decode already running finished

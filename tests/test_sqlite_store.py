@@ -142,3 +142,22 @@ def test_kill_9_mid_write_leaves_no_half_written_booking(tmp_path: Path) -> None
     store = SqliteStore(path)
     assert isinstance(store.book(meeting(room="after-crash"), "after"), Booked)
     store.close()
+
+
+def test_a_file_from_before_owners_gains_the_column_and_its_bookings_belong_to_their_conversation(
+        tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the schema before owners were recorded, with one booking in it
+        db.executescript("""
+            CREATE TABLE bookings (id TEXT PRIMARY KEY, room TEXT NOT NULL, start_utc INTEGER NOT NULL,
+                end_utc INTEGER NOT NULL, start_text TEXT NOT NULL, end_text TEXT NOT NULL, title TEXT,
+                attendees TEXT NOT NULL DEFAULT '[]', conversation TEXT, created_utc INTEGER NOT NULL,
+                cancelled_utc INTEGER, CHECK (end_utc > start_utc));
+            INSERT INTO bookings VALUES ('old1', 'fuji', 1796284800, 1796288400, '2026-12-03T09:00:00+01:00',
+                '2026-12-03T10:00:00+01:00', NULL, '[]', 'ws-abc', 0, NULL);""")
+    store = SqliteStore(path)
+    old = store.get("old1")
+    assert old is not None and old.owner == "conversation:ws-abc"
+    new = store.book(meeting(start=NINE + timedelta(days=3), owner="token:alice"), "k1")
+    assert isinstance(new, Booked) and new.booking.owner == "token:alice"
+    store.close()

@@ -120,6 +120,10 @@ class VoiceStream:
         self._waiting: list[bytes] = []  # frames fed while a pause waits for its decision
         self._paused = False  # a PauseDue was emitted and `decide` has not been called
 
+    def duration_s(self, byte_count: int) -> float:
+        """Seconds of audio in `byte_count` bytes of this client's PCM (its rate and channels)."""
+        return byte_count / (2 * self._decoder.channels * self._decoder.sample_rate)
+
     @property
     def awaiting_decision(self) -> bool:
         return self._paused

@@ -37,8 +37,8 @@ from assistant.errors import ConfigError
 from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
 
 __all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "E2EBenchOptions", "load_corpus",
-           "measure_request", "judge", "run_sweep", "summarize", "print_report", "metrics_url", "run_e2e_bench",
-           "CORPUS_NOW", "CORPUS_TZ"]
+           "measure_request", "judge", "run_point", "run_sweep", "summarize", "print_report", "metrics_url",
+           "run_e2e_bench", "CORPUS_NOW", "CORPUS_TZ"]
 
 # The reference time and zone the corpus's expected results were written for (tests/data/corpus/requests.json).
 CORPUS_NOW = "2026-12-02T10:00:00"
@@ -179,6 +179,7 @@ class E2EOptions:
     start_spread_s: float = 3.0  # clients start at a random offset within this
     pause_s: tuple[float, float] = (1.0, 4.0)  # think time between one client's requests
     seed: int = 0
+    token: str | None = None  # the server's access token, if it needs one
 
 
 async def _client(index: int, options: E2EOptions, t0: float, deadline: float, rng: random.Random,
@@ -189,7 +190,7 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         events: list[Received] = []
         sent_at = time.monotonic() - t0
         stream = stream_audio(options.url, item.pcm, item.rate, item.channels, events.append, now=CORPUS_NOW,
-                              tz=CORPUS_TZ, tail_ms=TAIL_MS)
+                              tz=CORPUS_TZ, tail_ms=TAIL_MS, token=options.token)
         try:
             await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
             finished = True
@@ -199,7 +200,7 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         await asyncio.sleep(rng.uniform(*options.pause_s))
 
 
-async def _run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float]:
+async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float]:
     sink: list[Measurement] = []
     t0 = time.monotonic()
     deadline = t0 + options.duration_s
@@ -313,7 +314,7 @@ def run_sweep(options: E2EOptions, client_counts: Sequence[int]) -> list[dict[st
     points: list[dict[str, Any]] = []
     for clients in client_counts:
         before = _scrape(options.url)
-        measurements, wall = event_loop.run(_run_point(clients, options))  # uvloop: 256 clients are one loop
+        measurements, wall = event_loop.run(run_point(clients, options))  # uvloop: 256 clients are one loop
         server = _server_load(before, _scrape(options.url), wall)
         verdict = judge(measurements, options.duration_s)
         points.append(summarize(clients, measurements, wall, verdict, server))
@@ -349,6 +350,7 @@ class E2EBenchOptions:
     aim_s: float = 1.5  # p95 aim, drawn on the plot
     json: Path | None = None
     plot: Path | None = None
+    token: str | None = None  # access token of a server given with --url
 
     def __post_init__(self) -> None:
         if not self.clients or min(self.clients) < 1:
@@ -361,12 +363,14 @@ def run_e2e_bench(run: E2EBenchOptions) -> int:
 
     corpus = load_corpus(run.corpus)
     scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
+    room = max(run.clients) + 8  # the spawned server's connection caps ([limits]) fit the sweep's clients
     server, url = (None, run.url) if run.url else spawn_server(
         run.store or scratch / "bookings.sqlite",
         [*(["--asr-model", run.asr_model] if run.asr_model else []),
-         *(["--config", str(run.config)] if run.config else [])])
+         *(["--config", str(run.config)] if run.config else []),
+         "--set", f"limits.max_connections={room}", "--set", f"limits.max_connections_per_address={room}"])
     try:
-        options = E2EOptions(url, corpus, run.duration_s, run.max_wait_s, seed=run.seed)
+        options = E2EOptions(url, corpus, run.duration_s, run.max_wait_s, seed=run.seed, token=run.token)
         points = run_sweep(options, run.clients)
     finally:
         if server is not None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plot_backend_latency", "plot_e2e", "plot_turns"]
+__all__ = ["plot_backend_latency", "plot_e2e", "plot_turns", "plot_soak"]
 
 
 def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: str) -> None:
@@ -120,6 +120,26 @@ def plot_turns(points: Sequence[dict[str, Any]], path: Path, title: str) -> None
     ax.set_xlim(0, max([p["wait"]["p50_ms"] for p in shown] or [1.0]) * 1.1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center right")
+    ax.set_title(textwrap.fill(title, 70), fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_soak(samples: Sequence[tuple[float, float]], path: Path, title: str) -> None:
+    """The server's resident memory over the soak (MB against minutes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.8, 3.6))
+    ax.plot([t / 60 for t, _ in samples], [mb for _, mb in samples], color="#4C72B0", marker=".", linewidth=1.2)
+    ax.set_xlabel("minutes of load")
+    ax.set_ylabel("server RSS (MB)")
+    ax.set_ylim(0, max([mb for _, mb in samples] or [1.0]) * 1.2)
+    ax.grid(alpha=0.3)
     ax.set_title(textwrap.fill(title, 70), fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """Dialogue state per conversation: fill a clarification, answer yes/no to a proposal, undo the last booking.
 
 A state machine with no model in it: it takes the NLU's intent and slot texts for each turn and decides what
-the dispatcher sees. State lives per conversation id and expires after an idle time.
+the dispatcher sees. State lives per conversation id and expires after an idle time; expired conversations are
+dropped (the server would otherwise keep one per connection ever made), and at most `max_conversations` are kept.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -100,7 +102,8 @@ class Conversation:
     last_booking: str | None = None  # what "undo" cancels
     just_booked: str | None = None  # the booking the last turn made or amended (what an amendment may change)
     last_said: str = ""  # the last turn's words: a quick follow-up after an early end is read joined to them
-    last_seen: datetime | None = None
+    last_seen: datetime | None = None  # the last turn's reference time
+    active: float = 0.0  # time.monotonic() of the last turn: what eviction goes by (reference times may be fixed)
     turns: int = 0
 
 
@@ -110,16 +113,27 @@ class Dialogue:
     rooms: RoomDirectory
     policy: TimePolicy = field(default_factory=TimePolicy)
     idle_timeout: timedelta = timedelta(minutes=5)
-    conversations: dict[str, Conversation] = field(default_factory=dict)
+    conversations: dict[str, Conversation] = field(default_factory=dict)  # least recently active first
+    max_conversations: int = 10_000
 
     def _state(self, conversation_id: str, now: datetime) -> Conversation:
-        state = self.conversations.get(conversation_id)
+        state = self.conversations.pop(conversation_id, None)  # put back last: the most recently active
         if state is None or (state.last_seen is not None and now - state.last_seen > self.idle_timeout):
             state = Conversation()  # a new conversation: nothing pending, nothing to undo
-            self.conversations[conversation_id] = state
-        state.last_seen = now
+        self._evict()
+        self.conversations[conversation_id] = state
+        state.last_seen, state.active = now, time.monotonic()
         state.turns += 1
         return state
+
+    def _evict(self) -> None:
+        """Drop conversations idle longer than the timeout (the oldest first), and any beyond the cap."""
+        idle_since = time.monotonic() - self.idle_timeout.total_seconds()
+        while self.conversations:
+            oldest_id, oldest = next(iter(self.conversations.items()))
+            if oldest.active >= idle_since and len(self.conversations) < self.max_conversations:
+                return
+            del self.conversations[oldest_id]
 
     @staticmethod
     def _key(conversation_id: str, turn: int, text: str) -> str:
@@ -151,20 +165,21 @@ class Dialogue:
 
     def turn(self, conversation_id: str, text: str, intent: str, slots: Sequence[tuple[str, str]], now: datetime,
              *, commit: bool, unsure: bool = False, amend: bool = False,
-             joined: tuple[str, str, Sequence[tuple[str, str]]] | None = None) -> Result:
+             joined: tuple[str, str, Sequence[tuple[str, str]]] | None = None, owner: str | None = None) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
         book is proposed, not booked. `amend`: the speaker went on right after the last turn ended early; words
         that only change that turn's booking (a length, an end, a new start) change it instead of starting over;
         `joined`: the text, intent and slots of the last turn's words and these read as one request ("... with Priya"
         + "and Tom"): they amend the booking when they book the same room with more said; when the last turn made
-        no booking (it asked or answered) and these words alone are no request, the joined words are the turn."""
+        no booking (it asked or answered) and these words alone are no request, the joined words are the turn.
+        `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only)."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
         stripped = text.strip()
         just_booked, state.just_booked = state.just_booked, None
         previous_said, state.last_said = state.last_said, stripped
         if _UNDO.match(stripped):
-            return self._undo(state, now, commit, key)
+            return self._undo(state, now, commit, key, owner)
         if amend and just_booked is not None:
             amended = self._amend(state, just_booked, stripped, slots, now, commit, key)
             if amended is None and joined is not None:
@@ -202,9 +217,10 @@ class Dialogue:
                                     any_room=any_room)
         if unsure and commit:  # a weak reading acts only after a "yes"
             result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
-                                                          conversation=conversation_id))
+                                                          conversation=conversation_id, owner=owner))
         else:
-            result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id)
+            result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
+                                            owner=owner)
         self._remember(state, intent, slots, carried, result)
         state.any_room = request.any_room if isinstance(result, Clarify) else False
         return result
@@ -284,10 +300,10 @@ class Dialogue:
         if isinstance(result, Command) and result.committed and result.action == "book_meeting":
             state.last_booking = state.just_booked = result.booking_id
 
-    def _undo(self, state: Conversation, now: datetime, commit: bool, key: str) -> Result:
+    def _undo(self, state: Conversation, now: datetime, commit: bool, key: str, owner: str | None) -> Result:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         booking = self.dispatcher.store.get(state.last_booking) if state.last_booking else None
-        if booking is None:
+        if booking is None or not self.dispatcher.may_change(booking, owner):
             return Rejected("there is no booking of this conversation to undo")
         command = Command("cancel_meeting", booking.room, booking.start, booking.end, executable=True,
                           booking_id=booking.id, title=booking.title, attendees=booking.attendees,

@@ -2,6 +2,9 @@
 
 Dry run (commit=False) never writes: it shows the command that would run, with `executable` and, when false,
 the reason. With commit=True the store runs it under the request's idempotency key.
+
+Ownership: a booking records who made it (`owner`). With `owners_only`, cancel and move act only on the
+caller's own bookings; a caller with no owner (the local command line, which has the file anyway) may act on any.
 """
 
 from __future__ import annotations
@@ -41,9 +44,15 @@ class Dispatcher:
     search_days: int = 30  # how far ahead a cancel or reschedule looks for the meeting meant
     max_length: timedelta = timedelta(hours=10)  # [booking] max_hours: a longer booking is asked about
     policy: TimePolicy = field(default_factory=TimePolicy)  # how the guard reads the readings it offers
+    owners_only: bool = True  # [access] own_bookings_only
+
+    def may_change(self, booking: Booking, owner: str | None) -> bool:
+        """Whether `owner` may cancel or move `booking` (None: a trusted local caller)."""
+        return owner is None or not self.owners_only or booking.owner == owner
 
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
-               conversation: str | None = None) -> Result:
+               conversation: str | None = None, owner: str | None = None) -> Result:
+        """`owner`: who is asking (recorded on a booking made; cancel and move find only theirs)."""
         if request.action == "out_of_scope":
             return Rejected("not a meeting-room request: I can book, cancel, move, check and list room bookings")
         if request.room_said is not None and request.action != "list_bookings":
@@ -53,7 +62,7 @@ class Dispatcher:
             "book_meeting": self._book, "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
             "check_availability": self._check, "list_bookings": self._list,
         }[request.action]
-        return handler(request, now, commit, key, conversation)
+        return handler(request, now, commit, key, conversation, owner)
 
     # ---- helpers -----------------------------------------------------------------------------------------
     def _ask(self, doubt: Doubt, request: MeetingRequest, room: str | None) -> Clarify:
@@ -130,7 +139,7 @@ class Dispatcher:
 
     # ---- intents -----------------------------------------------------------------------------------------
     def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-              conversation: str | None) -> Result:
+              conversation: str | None, owner: str | None) -> Result:
         doubt = check_booking(request, now, self.max_length, self.policy)
         if doubt is not None:
             return self._ask(doubt, request, request.room.room.key if request.room else None)
@@ -165,16 +174,21 @@ class Dispatcher:
             return replace(command, executable=False, reason="room taken")
         if not commit:
             return command
+        made_by = owner or (f"conversation:{conversation}" if conversation else None)
         outcome = self.store.book(Booking("", room.key, start, end, request.title, request.attendees,
-                                          conversation), key)
+                                          conversation, made_by), key)
         if isinstance(outcome, Conflict):
             return self._conflict(room.key, start, end, people)
         return replace(command, committed=True, booking_id=outcome.booking.id)
 
-    def _target(self, request: MeetingRequest, now: datetime) -> Booking | Result:
-        found = self._find(request, now)
+    def _target(self, request: MeetingRequest, now: datetime, owner: str | None) -> Booking | Result:
+        matching = self._find(request, now)
+        found = [b for b in matching if self.may_change(b, owner)]
         if len(found) == 1:
             return found[0]
+        if not found and matching:
+            return Answer("bookings", "That booking was made by someone else: only they can change it.",
+                          {"bookings": [], "executable": False, "reason": "not yours"})
         if not found:
             return Answer("bookings", "I found no such booking.", {"bookings": [], "executable": False,
                                                                   "reason": "no such booking"})
@@ -182,8 +196,8 @@ class Dispatcher:
         return Clarify(("start_time",), f"Which one? I found {len(found)} bookings that match.", options)
 
     def _cancel(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-                conversation: str | None) -> Result:
-        target = self._target(request, now)
+                conversation: str | None, owner: str | None) -> Result:
+        target = self._target(request, now, owner)
         if not isinstance(target, Booking):
             return target
         command = Command("cancel_meeting", target.room, target.start, target.end, executable=True,
@@ -196,13 +210,13 @@ class Dispatcher:
         return command
 
     def _reschedule(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-                    conversation: str | None) -> Result:
+                    conversation: str | None, owner: str | None) -> Result:
         doubt = check_move(request, now, self.policy)
         if doubt is not None:
             return self._ask(doubt, request, None)
         if request.missing:
             return Clarify(request.missing, QUESTIONS["new_time"])
-        target = self._target(request, now)
+        target = self._target(request, now, owner)
         if not isinstance(target, Booking):
             return target
         length = target.end - target.start
@@ -247,7 +261,7 @@ class Dispatcher:
         return replace(command, committed=isinstance(outcome, Booked))
 
     def _check(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-               conversation: str | None) -> Result:
+               conversation: str | None, owner: str | None) -> Result:
         people = request.people or 1
         if request.interval is None:
             day = request.day or now.date()
@@ -273,7 +287,7 @@ class Dispatcher:
                                                                                        "available": bool(free)})
 
     def _list(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-              conversation: str | None) -> Result:
+              conversation: str | None, owner: str | None) -> Result:
         start = datetime.combine(request.day or now.date(), datetime.min.time(), now.tzinfo)
         end = start + timedelta(days=1 if request.day else 7)
         room_key = request.room.room.key if request.room else None

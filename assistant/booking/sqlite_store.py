@@ -6,6 +6,8 @@
   or neither (no half-written booking), and a replayed key returns the first outcome without writing.
 - Times are stored as UTC epoch seconds (for overlap checks) plus the ISO 8601 text with its offset as given.
 - Conflicts are answers, not writes: retrying a command that conflicted checks the calendar again.
+- Each booking records its owner (who made it). Files from before owners were recorded gain the column on open;
+  their bookings belong to the conversation that made them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ CREATE TABLE IF NOT EXISTS bookings (
     conversation TEXT,
     created_utc INTEGER NOT NULL,
     cancelled_utc INTEGER,
+    owner TEXT,
     CHECK (end_utc > start_utc)
 );
 CREATE INDEX IF NOT EXISTS bookings_active ON bookings (room, start_utc) WHERE cancelled_utc IS NULL;
@@ -73,6 +76,9 @@ class SqliteStore:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(bookings)")}
+            if "owner" not in columns:  # a file from before owners were recorded
+                self._db.execute("ALTER TABLE bookings ADD COLUMN owner TEXT")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -88,12 +94,14 @@ class SqliteStore:
     # ---- reads -------------------------------------------------------------------------------------------
     @staticmethod
     def _row(row: sqlite3.Row | tuple[object, ...]) -> Booking:
-        bid, room, start_text, end_text, title, attendees, conversation = row
+        bid, room, start_text, end_text, title, attendees, conversation, owner = row
         return Booking(str(bid), str(room), datetime.fromisoformat(str(start_text)),
                        datetime.fromisoformat(str(end_text)), None if title is None else str(title),
-                       tuple(json.loads(str(attendees))), None if conversation is None else str(conversation))
+                       tuple(json.loads(str(attendees))), None if conversation is None else str(conversation),
+                       None if owner is None else str(owner))
 
-    _COLUMNS = "id, room, start_text, end_text, title, attendees, conversation"
+    _COLUMNS = "id, room, start_text, end_text, title, attendees, conversation, " \
+               "COALESCE(owner, 'conversation:' || conversation)"
 
     def _active(self, db: sqlite3.Connection, booking_id: str) -> tuple[object, ...] | None:
         row: tuple[object, ...] | None = db.execute(
@@ -146,10 +154,10 @@ class SqliteStore:
             booking_id = booking.id or uuid.uuid4().hex
             db.execute(
                 "INSERT INTO bookings (id, room, start_utc, end_utc, start_text, end_text, title, attendees,"
-                " conversation, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " conversation, created_utc, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (booking_id, booking.room, _epoch(booking.start), _epoch(booking.end), booking.start.isoformat(),
                  booking.end.isoformat(), booking.title, json.dumps(list(booking.attendees)), booking.conversation,
-                 _now()),
+                 _now(), booking.owner),
             )
             self._record(db, idempotency_key, "book", booking_id)
         stored = self.get(booking_id)

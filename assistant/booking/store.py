@@ -23,6 +23,7 @@ class Booking:
     title: str | None = None
     attendees: tuple[str, ...] = ()
     conversation: str | None = None
+    owner: str | None = None  # who made it ("token:NAME", "conversation:ID"): only they may cancel or move it
 
 
 @dataclass(frozen=True)

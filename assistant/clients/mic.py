@@ -11,7 +11,7 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
-from assistant.clients.send import Received, read_event
+from assistant.clients.send import Received, auth_headers, read_event
 from assistant.events import (
     ErrorEvent,
     Partial,
@@ -43,7 +43,7 @@ def _show(event: ServerEvent, t0: float, as_json: bool) -> None:
 
 
 async def _run(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-               as_json: bool) -> int:
+               as_json: bool, token: str | None) -> int:
     import sounddevice as sd
 
     loop = asyncio.get_running_loop()
@@ -64,18 +64,26 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
     start = Start(RATE, "pcm_s16le", 1, tz, now or None)
     speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
-    async with connect(url) as ws:
+    async with connect(url, additional_headers=auth_headers(token)) as ws:
         await ws.send(start.to_wire())
         with sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
                                device=device, callback=callback):
             t0 = time.monotonic()
 
             async def produce() -> None:
+                sent_s = 0.0
                 while seconds is None or time.monotonic() - t0 < seconds:
                     try:
-                        await ws.send(await asyncio.wait_for(frames.get(), 1.0))
+                        block = await asyncio.wait_for(frames.get(), 1.0)
                     except TimeoutError:
                         continue
+                    await ws.send(block)
+                    # A live microphone never runs ahead of the clock; a device that does (a file played as a
+                    # microphone) is held to real time, which is what the server admits ([limits] audio_speed).
+                    sent_s += len(block) / (2 * RATE)
+                    ahead = t0 + sent_s - time.monotonic()
+                    if ahead > 0.1:
+                        await asyncio.sleep(ahead)
                 await ws.send(Stop().to_wire())
 
             producer = asyncio.create_task(produce())
@@ -98,8 +106,8 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
 
 def run_mic(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-            as_json: bool) -> int:
+            as_json: bool, token: str | None = None) -> int:
     try:
-        return asyncio.run(_run(url, device, tz, now, seconds, as_json))
+        return asyncio.run(_run(url, device, tz, now, seconds, as_json, token))
     except KeyboardInterrupt:
         return 0

@@ -22,9 +22,14 @@ from websockets.asyncio.client import connect
 from assistant.errors import InputError, ProtocolError
 from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server, server_event
 
-__all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "Received", "FATAL_CODES"]
+__all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "auth_headers", "Received", "FATAL_CODES"]
 
-FATAL_CODES = ("bad_start", "unsupported_audio")  # the server cannot use this stream at all
+FATAL_CODES = ("bad_start", "unsupported_audio", "unauthorized")  # the server cannot use this stream at all
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    """The handshake's Authorization header for a server that needs a token (none without one)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,14 @@ def read_wav(path: Path) -> tuple[bytes, int, int]:
 
 
 async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Received], None], *,
-                       now: str | None, tz: str, fast: bool = False, tail_ms: int = 800) -> int:
+                       now: str | None, tz: str, fast: bool = False, tail_ms: int = 800,
+                       token: str | None = None) -> int:
     """Stream 16-bit PCM to the server (20 ms frames, real-time pace unless fast), then stop; hand every server
     event to `on_event` with its arrival time. Returns 1 when the server refused the stream, else 0."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
     start = Start(rate, "pcm_s16le", channels, tz, now or None)
-    async with connect(url, max_size=1 << 22) as ws:
+    async with connect(url, max_size=1 << 22, additional_headers=auth_headers(token)) as ws:
         await ws.send(start.to_wire())
         t0: float | None = None
 
@@ -104,9 +110,10 @@ def _print(received: Received) -> None:
 
 
 def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int = 800,
-             timeout_s: float = 120.0) -> int:
+             timeout_s: float = 120.0, token: str | None = None) -> int:
     pcm, rate, channels = read_wav(path)
-    stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms)
+    stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms,
+                          token=token)
     try:
         return asyncio.run(asyncio.wait_for(stream, timeout_s))
     except TimeoutError:

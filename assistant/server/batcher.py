@@ -5,21 +5,25 @@ When the worker is idle and one request arrives, it waits at most max_delay_us f
 while the worker is busy, requests gather on their own, so under load batches grow without any waiting. Each
 request has a priority (lower runs first): a batch holds requests of one priority only, so a low-priority kind
 of work (partial transcripts) never delays or rides along with urgent work (final transcripts).
+
+Fair share: each request names its owner (a session). Within a priority, owners are served round-robin, one
+request each in turn, so a client that queues a hundred utterances delays another client's one by at most one
+call, not a hundred. The queue is bounded (max_queue, Triton's max_queue_size): past it a request is refused at
+once with `Overloaded` instead of waiting behind work that cannot finish in time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["BatchPolicy", "DynamicBatcher", "ItemFailed"]
+__all__ = ["BatchPolicy", "DynamicBatcher", "ItemFailed", "Overloaded"]
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -32,18 +36,56 @@ class ItemFailed:
     error: Exception
 
 
+class Overloaded(Exception):
+    """The batcher's queue is full: the request was refused, not queued."""
+
+
 @dataclass(frozen=True)
 class BatchPolicy:
     max_batch: int = 32
     max_delay_us: int = 0  # how long an idle worker waits for a first request's company
+    max_queue: int = 1024  # requests waiting (all priorities); past it a submit raises Overloaded
 
 
-@dataclass(order=True)
+@dataclass(frozen=True)
 class _Request(Generic[In, Out]):
     priority: int
-    seq: int
-    item: In = field(compare=False)
-    future: Future[Out] = field(compare=False)
+    item: In
+    future: Future[Out]
+
+
+class _FairQueue(Generic[In, Out]):
+    """Requests of one priority: a queue per owner, and the owners in turn (round-robin)."""
+
+    def __init__(self) -> None:
+        self.owners: deque[Hashable] = deque()  # owners with requests waiting, next first
+        self.requests: dict[Hashable, deque[_Request[In, Out]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+    def push(self, owner: Hashable, request: _Request[In, Out]) -> None:
+        if owner not in self.requests:
+            self.requests[owner] = deque()
+            self.owners.append(owner)
+        self.requests[owner].append(request)
+
+    def pop(self) -> _Request[In, Out]:
+        """The next owner's oldest request; that owner goes to the back of the line if it has more."""
+        owner = self.owners.popleft()
+        waiting = self.requests[owner]
+        request = waiting.popleft()
+        if waiting:
+            self.owners.append(owner)
+        else:
+            del self.requests[owner]
+        return request
+
+    def drain(self) -> list[_Request[In, Out]]:
+        left = [r for waiting in self.requests.values() for r in waiting]
+        self.owners.clear()
+        self.requests.clear()
+        return left
 
 
 class DynamicBatcher(Generic[In, Out]):
@@ -55,41 +97,54 @@ class DynamicBatcher(Generic[In, Out]):
         if policy.max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self.name, self._run, self.policy, self._on_batch = name, run, policy, on_batch
-        self._queue: list[_Request[In, Out]] = []
-        self._seq = itertools.count()
+        self._queues: dict[int, _FairQueue[In, Out]] = {}  # priority -> its requests
+        self._waiting = 0
         self._cond = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name=f"batcher-{name}", daemon=True)
         self._thread.start()
 
-    def submit(self, item: In, priority: int = 0) -> Future[Out]:
+    @property
+    def waiting(self) -> int:
+        """Requests queued, not yet taken by the worker."""
+        return self._waiting
+
+    def submit(self, item: In, priority: int = 0, owner: Hashable = None) -> Future[Out]:
+        """Queue one request; raises Overloaded when max_queue requests already wait. A request whose future is
+        cancelled before its batch starts is skipped (its client went away)."""
         future: Future[Out] = Future()
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"the {self.name} batcher is closed")
-            heapq.heappush(self._queue, _Request(priority, next(self._seq), item, future))
+            if self._waiting >= self.policy.max_queue:
+                raise Overloaded(f"the {self.name} queue is full ({self.policy.max_queue} waiting)")
+            self._queues.setdefault(priority, _FairQueue()).push(owner, _Request(priority, item, future))
+            self._waiting += 1
             self._cond.notify()
         return future
 
-    async def __call__(self, item: In, priority: int = 0) -> Out:
-        return await asyncio.wrap_future(self.submit(item, priority))
+    async def __call__(self, item: In, priority: int = 0, owner: Hashable = None) -> Out:
+        """Cancelling the awaiting task cancels the request too, if its batch has not started."""
+        return await asyncio.wrap_future(self.submit(item, priority, owner))
 
     def _take(self) -> list[_Request[In, Out]] | None:
         with self._cond:
-            while not self._queue and not self._closed:
+            while not self._waiting and not self._closed:
                 self._cond.wait()
             if self._closed:
                 return None
             deadline = time.monotonic() + self.policy.max_delay_us / 1e6
-            while len(self._queue) < self.policy.max_batch and not self._closed:
+            while self._waiting < self.policy.max_batch and not self._closed:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            top = self._queue[0].priority  # the heap's head: the most urgent kind waiting
+            top = min(p for p, queue in self._queues.items() if queue)  # the most urgent kind waiting
+            queue = self._queues[top]
             batch: list[_Request[In, Out]] = []
-            while self._queue and len(batch) < self.policy.max_batch and self._queue[0].priority == top:
-                batch.append(heapq.heappop(self._queue))
+            while queue and len(batch) < self.policy.max_batch:
+                batch.append(queue.pop())
+            self._waiting -= len(batch)
             return batch
 
     def _loop(self) -> None:
@@ -124,7 +179,8 @@ class DynamicBatcher(Generic[In, Out]):
         """Stop taking work; requests still queued fail with a clear error."""
         with self._cond:
             self._closed = True
-            left, self._queue = self._queue, []
+            left = [r for queue in self._queues.values() for r in queue.drain()]
+            self._waiting = 0
             self._cond.notify_all()
         for request in left:
             if request.future.set_running_or_notify_cancel():

@@ -45,6 +45,12 @@ class ServerMetrics:
         self.turn_verdicts = Counter("voice_turn_verdicts", "Reads at a pause, by what they said about the turn "
                                      "(complete, incomplete, unsure) or why none was taken (shed, failed)",
                                      ["verdict"], registry=r)
+        self.connections = Gauge("voice_connections", "Open websocket connections (started or not)", registry=r)
+        self.refused = Counter("voice_refused", "Requests refused: connections over a cap, a forbidden Host or "
+                               "Origin, a missing or wrong token, work over a queue bound", ["reason"], registry=r)
+        self.closed = Counter("voice_sessions_closed", "Connections the server closed for a limit (start_timeout, "
+                              "idle_timeout, session_too_long, too_fast, unauthorized)", ["reason"], registry=r)
+        self.limits = Info("voice_limits", "Per-client limits ([limits]) and access rules ([access])", registry=r)
         self.finals_reused = Counter("voice_finals_reused", "Turns acted on from the read at their last pause, "
                                      "without decoding again", registry=r)
 

@@ -10,6 +10,11 @@ the stream how much silence ends this turn. The stream waits for that answer, so
 pause began. When the turn ends in that pause with no voice since, the read's transcript is acted on without
 decoding again. Nothing is committed before a turn ends; speech that starts right after an early end may amend
 what that turn booked.
+
+Fair share ([limits]): audio is admitted at most `audio_speed` times real time (plus a burst), and at most
+`max_queued_utterances` of a session's utterances wait for the recognizer; past the first the connection is
+closed (`too_fast`), past the second the utterance is refused (`overloaded`). Every request names the session
+as its owner, so the batchers serve sessions in turn, and closing the session cancels the work it left queued.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from websockets.exceptions import ConnectionClosed
 
 from assistant.audio.pcm import TARGET_RATE
 from assistant.audio.stream import (
@@ -37,7 +43,8 @@ from assistant.audio.stream import (
     UtteranceStarted,
     VoiceStream,
 )
-from assistant.errors import ProtocolError
+from assistant.config import LimitsSettings
+from assistant.errors import LimitExceeded, ProtocolError
 from assistant.events import (
     ErrorEvent,
     IntentEvent,
@@ -51,10 +58,13 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
+from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
+from assistant.server.limits import AudioAdmission
 from assistant.server.workers import Workers
 from assistant.text_pipeline import Turn, TurnOutcome
 from assistant.turn.policy import COMPLETE, TurnVerdict, acoustic_verdict, read_verdict
+from assistant.zones import parse_reference, parse_zone
 
 __all__ = ["Session", "Send"]
 
@@ -74,18 +84,27 @@ class _Read:
 
 
 class Session:
-    def __init__(self, start: Start, workers: Workers, stream: StreamConfig, send: Send) -> None:
-        """Raises InputError (ProtocolError for a bad zone or time) before anything is counted."""
+    def __init__(self, start: Start, workers: Workers, stream: StreamConfig, send: Send, *,
+                 limits: LimitsSettings | None = None, identity: str = "") -> None:
+        """Raises InputError (ProtocolError for a bad zone or time) before anything is counted. `identity`: the
+        token's identity ("" without tokens): it namespaces the conversation and owns the bookings made."""
         try:
-            self.zone = ZoneInfo(start.timezone)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ProtocolError("bad_start", f"timezone {start.timezone!r} is not an IANA zone") from exc
-        self.now = self._reference(start.now)
+            self.zone = parse_zone(start.timezone)
+            self.now = parse_reference(start.now, self.zone) if start.now is not None else None
+        except ValueError as exc:
+            raise ProtocolError("bad_start", str(exc)) from None
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
         self.workers = workers
         self.send = send
+        self.limits = limits or LimitsSettings()
+        self._admission = AudioAdmission(self.limits.audio_speed, self.limits.audio_burst_s)
+        self._began = time.monotonic()
         self.id = uuid.uuid4().hex[:12]
-        self.conversation = start.conversation_id or f"ws-{self.id}"
+        conversation = start.conversation_id or f"ws-{self.id}"
+        # One identity's conversation ids are its own: another token cannot answer its questions or undo its turns.
+        self.conversation = f"{identity}/{conversation}" if identity else conversation
+        self.owner = f"token:{identity}" if identity else f"conversation:{conversation}"
+        self._waiting = 0  # this session's utterances ended and not yet acted on
         self.latency = LatencyObserver(workers.metrics)
         self._speaking = False  # counted among the workers' speakers
         self._tasks: set[asyncio.Task[None]] = set()
@@ -97,23 +116,23 @@ class Session:
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
 
     def close(self) -> None:
-        """The connection is gone (or started over): stop counting this session as a speaker."""
+        """The connection is gone (or started over): stop counting this session as a speaker, and cancel the
+        work it left: decodes not yet started leave the queue (a batch already running finishes)."""
         self._set_speaking(False)
-
-    def _reference(self, now: str | None) -> datetime | None:
-        if now is None:
-            return None
-        try:
-            moment = datetime.fromisoformat(now)
-        except ValueError as exc:
-            raise ProtocolError("bad_start", f"now {now!r} is not ISO 8601") from exc
-        return moment.replace(tzinfo=self.zone) if moment.tzinfo is None else moment.astimezone(self.zone)
+        for task in list(self._tasks):
+            task.cancel()
 
     def ready(self) -> Ready:
         return Ready(self.id, TARGET_RATE)
 
     async def audio(self, pcm: bytes) -> None:
-        await self._handle(self.stream.feed(pcm), time.monotonic())
+        """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
+        arrived = time.monotonic()
+        audio_s = self.stream.audio_ms / 1000 + self.stream.duration_s(len(pcm))
+        if self._admission.refused(audio_s, arrived - self._began):
+            raise LimitExceeded("too_fast", f"audio arrives faster than {self.limits.audio_speed:g} times real time "
+                                f"(after the first {self.limits.audio_burst_s:g} s); send it in real time")
+        await self._handle(self.stream.feed(pcm), arrived)
 
     async def stop(self) -> None:
         """The client's audio ended: finish the open utterance and wait for every result."""
@@ -165,6 +184,14 @@ class Session:
             self._early_end_ms = event.decided_ms
         text = read.text if read is not None else None
         self._heard.pop(event.utterance, None)
+        if self._waiting >= self.limits.max_queued_utterances:
+            self.latency.forget(event.utterance)
+            self.workers.metrics.refused.labels("session_queue_full").inc()
+            self._spawn(self._say(ErrorEvent(
+                "overloaded", f"utterance {event.utterance} was not processed: {self._waiting} of yours are still "
+                              "waiting for the recognizer; send audio in real time")))
+            return
+        self._waiting += 1
         previous = self._last_turn
         self._last_turn = self._spawn(self._understand(event.utterance, event.audio, text, previous))
 
@@ -189,8 +216,22 @@ class Session:
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
         return task
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        """Every task's end is looked at: a client that vanished mid-reply is no error worth a traceback."""
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if isinstance(exc, ConnectionClosed):
+            log.debug("session %s: the client left before its reply", self.id)
+        elif exc is not None:
+            log.error("session %s: a task failed", self.id, exc_info=exc)
+
+    async def _say(self, event: ServerEvent) -> None:
+        await self.send(event)
 
     async def _emit(self, event: ServerEvent) -> None:
         """Send, and let the latency observer stamp it; after the result, the utterance's latency follows."""
@@ -200,14 +241,18 @@ class Session:
             await self.send(latency)
 
     def _turn(self, text: str, *, preview: bool = False, amend: bool = False) -> Turn:
-        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview, amend=amend)
+        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview, amend=amend,
+                    owner=self.owner)
 
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
-        text = await self.workers.transcribe(audio, final=False)
+        try:
+            text = await self.workers.transcribe(audio, final=False, owner=self.id)
+        except Overloaded:
+            return  # a partial is only a display: shed
         if not text or utterance != self.stream.utterance or not self.stream.in_speech:
             return
         self._heard[utterance] = text
-        outcome = await self.workers.act(self._turn(text, preview=True))  # the command forming, nothing booked
+        outcome = await self.workers.act(self._turn(text, preview=True), self.id)  # the command forming
         if utterance == self.stream.utterance and self.stream.in_speech:
             await self.send(self._partial_event(utterance, text, outcome))
 
@@ -227,16 +272,20 @@ class Session:
         try:
             text: str | None = None
             if self.workers.turn.model == "smart-turn":
-                verdict = acoustic_verdict(await self.workers.turn_probability(due.audio), self.workers.turn)
+                verdict = acoustic_verdict(await self.workers.turn_probability(due.audio, self.id),
+                                           self.workers.turn)
             else:
-                text = await self.workers.transcribe(due.audio, final=False, read=True)
-                outcome = await self.workers.act(self._turn(text, preview=True)) if text.strip() else None
+                text = await self.workers.transcribe(due.audio, final=False, read=True, owner=self.id)
+                outcome = await self.workers.act(self._turn(text, preview=True), self.id) if text.strip() else None
                 verdict = read_verdict(text, outcome.result if outcome else None,
                                        outcome.confidence if outcome else 0.0, self._heard.get(due.utterance),
                                        self.workers.turn)
                 self._heard[due.utterance] = text
                 if text.strip():
                     await self.send(self._partial_event(due.utterance, text, outcome))
+        except Overloaded:  # a read is shed like a partial: the turn takes the plain hangover
+            metrics.turn_verdicts.labels("shed").inc()
+            return None
         except Exception:  # a failed read costs the turn its early end, never the utterance
             log.exception("read at a pause failed")
             metrics.turn_verdicts.labels("failed").inc()
@@ -252,11 +301,7 @@ class Session:
         """Transcribe (unless the read at the turn's last pause heard it all), understand, act: after the
         turn before it, so a quick "... for two hours" finds the booking it amends."""
         try:
-            if heard is not None:
-                self.workers.metrics.finals_reused.inc()
-                text = heard
-            else:
-                text = await self.workers.transcribe(audio, final=True)
+            text = await self._recognized(audio, heard)
             if previous is not None:
                 await asyncio.wait([previous])
             amend = utterance in self._amends
@@ -265,7 +310,7 @@ class Session:
             if not text:
                 self.latency.forget(utterance)
                 return
-            outcome = await self.workers.act(self._turn(text, amend=amend))
+            outcome = await self.workers.act(self._turn(text, amend=amend), self.id)
             if outcome.result is None:
                 await self._failed(utterance, outcome.failure)
                 return
@@ -276,6 +321,24 @@ class Session:
         except Exception as exc:  # one utterance failing must not end the session; say what happened
             await self._failed(utterance, exc)
 
+    async def _recognized(self, audio: bytes, heard: str | None) -> str:
+        """The turn's transcript: the read's, or a final decode. Either way it no longer waits for the
+        recognizer afterwards (the session's queue bound counts utterances until here)."""
+        try:
+            if heard is not None:
+                self.workers.metrics.finals_reused.inc()
+                return heard
+            return await self.workers.transcribe(audio, final=True, owner=self.id)
+        finally:
+            self._waiting -= 1
+
     async def _failed(self, utterance: int, exc: Exception | None) -> None:
+        """The client hears a code and plain words; what went wrong inside goes to the log only."""
         self.latency.forget(utterance)
-        await self.send(ErrorEvent("internal", f"utterance {utterance} failed: {type(exc).__name__}: {exc}"))
+        if isinstance(exc, Overloaded):
+            await self.send(ErrorEvent("overloaded", f"utterance {utterance} was not processed: the server is "
+                                                     "busy; please say it again"))
+            return
+        log.error("session %s: utterance %d failed", self.id, utterance, exc_info=exc)
+        await self.send(ErrorEvent("internal", f"utterance {utterance} could not be processed; please say it "
+                                               "again"))

@@ -1,5 +1,6 @@
 """Plain HTTP on the websocket port: the browser demo (static files, no build step, no CDN), the day view's
-bookings, Prometheus metrics and a health check. A websocket upgrade on any path goes on to the handshake."""
+bookings, Prometheus metrics and a health check. Who may ask, and how (GET and HEAD only), is the gate's
+(assistant/server/gate.py); these are the answers. A bad query is a 400 with a plain reason, never a 500."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from assistant.server.batcher import Overloaded
 from assistant.server.metrics import CONTENT_TYPE_LATEST
 from assistant.server.workers import Workers
 from assistant.text_pipeline import DayBookings
+from assistant.zones import check_day, parse_zone
 
-__all__ = ["http_handler", "STATIC"]
+__all__ = ["http_routes", "plain_response", "STATIC", "PROTECTED_PATHS"]
+
+PROTECTED_PATHS = frozenset({"/api/day", "/metrics"})  # need the token when the server has tokens
 
 STATIC = Path(__file__).resolve().parent / "static"
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -29,6 +33,14 @@ def _response(status: int, reason: str, content_type: str, body: bytes) -> Respo
     headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))),
                        ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")])
     return Response(status, reason, headers, body)
+
+
+def plain_response(status: int, reason: str, message: str, **headers: str) -> Response:
+    """A short plain-text answer (errors, refusals), with any extra headers (Allow, Retry-After, ...)."""
+    response = _response(status, reason, "text/plain; charset=utf-8", f"{message}\n".encode())
+    for name, value in headers.items():
+        response.headers[name.replace("_", "-")] = value
+    return response
 
 
 def _json(status: int, reason: str, payload: object) -> Response:
@@ -44,11 +56,14 @@ def _static(name: str) -> Response:
 
 
 def _day_query(query: dict[str, list[str]]) -> tuple[date | None, ZoneInfo]:
+    zone = parse_zone(query.get("tz", ["UTC"])[0])
+    if "date" not in query:
+        return None, zone
     try:
-        zone = ZoneInfo(query.get("tz", ["UTC"])[0])
-        return (date.fromisoformat(query["date"][0]) if "date" in query else None), zone
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"bad date or tz: {exc}") from exc
+        day = date.fromisoformat(query["date"][0])
+    except ValueError:
+        raise ValueError(f"date {query['date'][0][:32]!r} is not YYYY-MM-DD") from None
+    return check_day(day), zone
 
 
 def _day_json(view: DayBookings) -> dict[str, object]:
@@ -61,10 +76,10 @@ def _day_json(view: DayBookings) -> dict[str, object]:
     }
 
 
-def http_handler(workers: Workers) -> Callable[[ServerConnection, Request], Awaitable[Response | None]]:
-    async def process_request(connection: ServerConnection, request: Request) -> Response | None:
-        if "upgrade" in request.headers.get("Connection", "").lower():
-            return None
+def http_routes(workers: Workers) -> Callable[[Request], Awaitable[Response]]:
+    """The answer to a plain HTTP GET the gate let through."""
+
+    async def route(request: Request) -> Response:
         url = urlsplit(request.path)
         if url.path in ("/", "/index.html"):
             return _static("index.html")
@@ -72,11 +87,14 @@ def http_handler(workers: Workers) -> Callable[[ServerConnection, Request], Awai
             return _static(url.path.removeprefix("/static/"))
         if url.path == "/api/day":
             try:
-                day, zone = _day_query(parse_qs(url.query))
+                day, zone = _day_query(parse_qs(url.query, max_num_fields=10))
             except ValueError as exc:
-                return _json(400, "Bad Request", {"error": str(exc)})
+                return _json(400, "Bad Request", {"error": "bad_query", "message": str(exc)})
             # the NLU worker owns the store: the day is read there, between turns
-            view = await workers.run_nlu(lambda: workers.pipeline.day(day or datetime.now(zone).date(), zone))
+            try:
+                view = await workers.run_nlu(lambda: workers.pipeline.day(day or datetime.now(zone).date(), zone))
+            except Overloaded:
+                return plain_response(503, "Service Unavailable", "busy: try again in a moment", Retry_After="1")
             return _json(200, "OK", _day_json(view))
         if url.path == "/metrics":
             return _response(200, "OK", CONTENT_TYPE_LATEST, workers.metrics.render())
@@ -84,4 +102,4 @@ def http_handler(workers: Workers) -> Callable[[ServerConnection, Request], Awai
             return _response(200, "OK", "text/plain; charset=utf-8", b"ok\n")
         return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")
 
-    return process_request
+    return route

@@ -2,17 +2,19 @@
 on its own thread (on a GPU each also has its own CUDA stream, so recognition and understanding overlap), and
 the load policy that decides when a partial transcript may use the recognizer.
 
-Sessions never touch a model or the store directly: they await `transcribe`, `act` and `run_nlu`. The workers
-keep counts (calls in flight, speakers mid-utterance), never references to sessions.
+Sessions never touch a model or the store directly: they await `transcribe`, `act` and `run_nlu`, naming
+themselves as the `owner` of the request: the batchers serve owners round-robin and refuse work past their
+queue bound (`Overloaded`). The workers keep counts (calls in flight, speakers mid-utterance), never references
+to sessions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
-from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed
+from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.policy import TurnSettings
@@ -83,26 +85,27 @@ class Workers:
             self._turn = DynamicBatcher("turn", turn_detector.probabilities, BatchPolicy(max_batch=8),
                                         lambda _, size, took: self._batch_done("turn", size, took))
 
-    async def transcribe(self, audio: bytes, *, final: bool, read: bool = False) -> str:
-        """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials."""
+    async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None) -> str:
+        """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials;
+        within a kind, owners take turns. Raises Overloaded when the recognizer's queue is full."""
         priority = FINAL if final else READ if read else PARTIAL
         self.in_flight["asr_final"] += final
         try:
-            text: str = await self._run("asr", self._asr(audio, priority))
+            text: str = await self._run("asr", self._asr(audio, priority, owner))
         finally:
             self.in_flight["asr_final"] -= final
         return text
 
-    async def turn_probability(self, audio: bytes) -> float:
+    async def turn_probability(self, audio: bytes, owner: Hashable = None) -> float:
         """The acoustic turn model's probability that the speaker is done (raises if none is configured)."""
         if self._turn is None:
             raise RuntimeError("no turn model is configured ([turn] model)")
-        probability: float = await self._run("turn", self._turn(audio))
+        probability: float = await self._run("turn", self._turn(audio, 0, owner))
         return probability
 
-    async def act(self, turn: Turn) -> TurnOutcome:
+    async def act(self, turn: Turn, owner: Hashable = None) -> TurnOutcome:
         """Understand and act on one utterance, batched with other sessions' utterances in one model call."""
-        outcome: TurnOutcome = await self._run("nlu", self._nlu(turn))
+        outcome: TurnOutcome = await self._run("nlu", self._nlu(turn, 0, owner))
         return outcome
 
     async def run_nlu(self, call: Callable[[], T]) -> T:
@@ -111,10 +114,14 @@ class Workers:
         return result
 
     async def _run(self, worker: str, call: Awaitable[Any]) -> Any:
+        """`call` submits when awaited: a refused submit (Overloaded) is counted and raised, never queued."""
         self.in_flight[worker] += 1
         self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
         try:
             return await call
+        except Overloaded:
+            self.metrics.refused.labels(f"{worker}_queue_full").inc()
+            raise
         finally:
             self.in_flight[worker] -= 1
             self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])

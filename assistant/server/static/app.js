@@ -8,6 +8,19 @@ const NOW = params.get("now"); // a fixed reference time for reproducible demos 
 const TIMEZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 const WS_URL = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
 const FRAME_MS = 20;
+// A server that needs a token is opened as /#token=TOKEN: the fragment never reaches a server or a Referer. It is
+// kept for this tab only and taken out of the address bar.
+const TOKEN = (() => {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) {
+    sessionStorage.setItem("assistant-token", given);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("assistant-token");
+})();
+// One conversation per tab, across reconnects: what it booked stays its own to undo, move or cancel.
+const CONVERSATION = sessionStorage.getItem("assistant-conversation") || `page-${crypto.randomUUID()}`;
+sessionStorage.setItem("assistant-conversation", CONVERSATION);
 
 const state = {
   listening: false,
@@ -102,8 +115,10 @@ function connect() {
   state.socket = socket;
   setConnection("connecting", "pending");
   socket.onopen = () => {
-    const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE };
+    const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE,
+      conversation_id: CONVERSATION };
     if (NOW) start.now = NOW;
+    if (TOKEN) start.token = TOKEN;
     socket.send(JSON.stringify(start));
   };
   socket.onmessage = (message) => {
@@ -177,7 +192,12 @@ function onEvent(socket, event) {
       showLatency(event);
       break;
     case "error":
-      showError(`The server refused something: ${event.message} (${event.code}).`);
+      if (event.code === "unauthorized") {
+        if (state.listening) toggle(); // stop: reconnecting without a token would only be refused again
+        showError("This server needs an access token: open this page as /#token=YOUR_TOKEN.");
+      } else {
+        showError(`The server refused something: ${event.message} (${event.code}).`);
+      }
       break;
   }
 }
@@ -390,7 +410,7 @@ async function loadDay(iso) {
   const query = new URLSearchParams({ tz: TIMEZONE });
   if (date) query.set("date", date);
   try {
-    const response = await fetch(`/api/day?${query}`);
+    const response = await fetch(`/api/day?${query}`, TOKEN ? { headers: { Authorization: `Bearer ${TOKEN}` } } : {});
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     renderDay(await response.json());
   } catch (error) {
