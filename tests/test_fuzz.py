@@ -160,6 +160,7 @@ def test_after_the_fuzzing_a_healthy_client_is_served(fuzzed_server: tuple[str, 
     [("Host", "[::1")], [("Host", "")], [("Host", "x" * 4000)], [("Origin", "http://[::1")], [("Origin", "file://")],
     [("Authorization", "Bearer " + "x" * 4000)], [("Authorization", "Basic dXNlcjpwdw==")],
     [("Origin", "http://evil.example"), ("Origin", "http://127.0.0.1")],  # which one counts? neither
+    [("Connection", "keep-alive")],  # a second Connection header beside the upgrade's
 ])
 def test_junk_headers_are_refused_or_ignored_never_a_crash(fuzzed_server: tuple[str, list[str]],
                                                            headers: list[tuple[str, str]]) -> None:

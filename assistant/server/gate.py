@@ -75,14 +75,14 @@ class Gate:
         if token is not None and identity is None:
             return self._refuse("bad_token", plain_response(401, "Unauthorized", "the token is not valid",
                                                             WWW_Authenticate="Bearer"))
-        if "upgrade" in request.headers.get("Connection", "").lower():
-            return self._admit(connection, request, identity)
+        if "upgrade" in ",".join(request.headers.get_all("Connection")).lower():
+            return self._admit(connection, identity)
         if path in PROTECTED_PATHS and identity is None:
             return self._refuse("no_token", plain_response(401, "Unauthorized", "this server needs a token: "
                                                            "Authorization: Bearer TOKEN", WWW_Authenticate="Bearer"))
         return await self._routes(request)
 
-    def _admit(self, connection: ServerConnection, request: Request, identity: str | None) -> Response | None:
+    def _admit(self, connection: ServerConnection, identity: str | None) -> Response | None:
         """A websocket handshake: counted against the caps until the connection closes."""
         address = str(connection.remote_address[0]) if connection.remote_address else "?"
         reason = self.counts.refuse(address)
