@@ -12,11 +12,11 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from assistant.asr.models import SPEECH_MODELS
 from assistant.config import Settings, load_settings
 from assistant.errors import AssistantError, ConfigError
+from assistant.zones import parse_reference, parse_zone
 from engines.base import ShapeProfile
 
 __all__ = ["main"]
@@ -52,17 +52,16 @@ def _reference_time(now: str | None, tz: str | None, settings: Settings) -> date
     Without --now it is the current time in the zone; a naive --now is a wall-clock time in the zone."""
     zone_name = tz or settings.timezone or _local_zone_name(os.environ)
     try:
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+        zone = parse_zone(zone_name)  # also refuses a folder of zones ("Europe") instead of crashing on it
+    except ValueError as exc:
         source = "--tz" if tz else ("[time] timezone" if settings.timezone else "this machine's zone")
-        raise ConfigError(f"{source} {zone_name!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+        raise ConfigError(f"{source}: {exc}") from None
     if now is None:
         return datetime.now(zone)
     try:
-        moment = datetime.fromisoformat(now)
+        return parse_reference(now, zone)
     except ValueError as exc:
-        raise ConfigError(f"--now {now!r} is not an ISO 8601 date-time (e.g. 2026-12-02T09:30:00+01:00)") from exc
-    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment.astimezone(zone)
+        raise ConfigError(f"--now: {exc} (e.g. 2026-12-02T09:30:00+01:00)") from None
 
 
 def _lines(stream: IO[bytes], chunk: int, interactive: bool) -> Iterator[list[str]]:

@@ -77,7 +77,9 @@ def test_bad_input_gets_a_clear_result_per_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["parse", "--tz", "Mars/Olympus", "hi"], "not an IANA time zone"),
+    (["parse", "--tz", "Europe", "hi"], "not an IANA time zone"),  # a folder of zones: no IsADirectoryError
     (["parse", "--now", "yesterday-ish", "hi"], "not an ISO 8601"),
+    (["parse", "--now", "9999-12-31T10:00", "hi"], "out of range"),
     (["parse"], "give either TEXT or --file"),
     (["parse", "--file", "/nonexistent/file.txt"], "no such file"),
     (["parse", "--backend", "warp-drive", "hi"], "unknown backend"),

@@ -60,9 +60,12 @@ async def _soak(url: str, pid: int, options: SoakOptions) -> tuple[list[Any], li
     samples: list[tuple[float, float]] = []
     began = time.monotonic()
 
+    def take() -> None:  # (seconds since the start, resident MB)
+        samples.append((round(time.monotonic() - began, 1), round(process.memory_info().rss / 2**20, 1)))
+
     async def sample() -> None:
         while True:
-            samples.append((round(time.monotonic() - began, 1), round(process.memory_info().rss / 2**20, 1)))
+            take()
             await asyncio.sleep(options.sample_s)
 
     sampler = asyncio.create_task(sample())
@@ -71,7 +74,7 @@ async def _soak(url: str, pid: int, options: SoakOptions) -> tuple[list[Any], li
             url, load_corpus(options.corpus), options.minutes * 60, options.max_wait_s, seed=options.seed))
     finally:
         sampler.cancel()
-    samples.append((round(time.monotonic() - began, 1), round(process.memory_info().rss / 2**20, 1)))
+    take()
     return measurements, samples
 
 
@@ -96,10 +99,11 @@ def run_soak_bench(options: SoakOptions) -> int:
     warm = median([mb for t, mb in samples if WARM_UP_S <= t < 2 * WARM_UP_S] or [samples[0][1]])
     end = median([mb for t, mb in samples if t >= span - WARM_UP_S] or [samples[-1][1]])
     results = sum(m.voice_to_action_s is not None for m in measurements)
+    machine = machine_info()
     report = {
         "benchmark": f"soak: {options.clients} real-time clients for {options.minutes:g} minutes, one connection "
                      "per request, replaying the spoken corpus",
-        "command": "assistant bench soak " + " ".join(sys.argv[3:]), "machine": machine_info(),
+        "command": "assistant bench soak " + " ".join(sys.argv[3:]), "machine": machine,
         "requests": len(measurements), "results": results, "lost": sum(m.lost for m in measurements),
         "right": sum(m.right for m in measurements),
         "errors_by_code": {code: int(after.get(code, 0) - before.get(code, 0)) for code in after
@@ -120,5 +124,5 @@ def run_soak_bench(options: SoakOptions) -> int:
 
         plot_soak(samples, options.plot, f"Server memory during the soak: {options.clients} clients, "
                                          f"{options.minutes:g} min, {len(measurements)} requests, "
-                                         f"{report['lost']} lost ({machine_info()['cpu']})")
+                                         f"{report['lost']} lost ({machine['cpu']})")
     return 0 if alive and not report["lost"] else 1

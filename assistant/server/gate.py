@@ -71,7 +71,7 @@ class Gate:
         if refusal is not None:
             return self._refuse(refusal.code, plain_response(refusal.status, "Forbidden", refusal.message))
         token = Access.bearer(authorization)
-        identity = self.access.identity(token) if token is not None or not self.access.token_required else None
+        identity = self.access.identity(token)  # None: no valid token where one is needed
         if token is not None and identity is None:
             return self._refuse("bad_token", plain_response(401, "Unauthorized", "the token is not valid",
                                                             WWW_Authenticate="Bearer"))
