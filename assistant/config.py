@@ -12,7 +12,7 @@ from assistant.errors import ConfigError
 from assistant.turn.policy import TURN_MODELS, TurnSettings
 
 __all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
-           "LimitsSettings", "AccessSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
+           "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -100,6 +100,22 @@ class AccessSettings:
 
 
 @dataclass(frozen=True)
+class ModelServerSettings:
+    """`assistant model-server` (Triton through nvidia-pytriton), and the gateways that use it
+    (`assistant serve --models triton://HOST:PORT`). Its batching is [serving]'s: the same keys, now Triton's."""
+
+    address: str = "127.0.0.1"  # the model server binds here (HTTP, gRPC, metrics)
+    http_port: int = 8000
+    grpc_port: int = 8001  # the port gateways call: --models triton://HOST:8001
+    metrics_port: int = 8002  # Triton's Prometheus metrics (queue times, batch sizes, GPU utilization)
+    python: str = ".venv-triton/bin/python"  # its own environment (pytriton pins numpy<2), relative to the cwd
+    asr_instances: int = 1  # copies of the recognizer (each its own thread; on a GPU, its own CUDA stream)
+    gateway_calls: int = 4  # a gateway's recognition calls in flight at once; Triton merges them into batches
+    retry_s: float = 60.0  # a gateway retries a final's calls this long while the model server is unavailable
+    timeout_s: float = 30.0  # one call's limit before it counts as unavailable
+
+
+@dataclass(frozen=True)
 class Settings:
     cache_dir: Path
     rooms_file: Path
@@ -113,6 +129,7 @@ class Settings:
     turn: TurnSettings = field(default_factory=TurnSettings)
     limits: LimitsSettings = field(default_factory=LimitsSettings)
     access: AccessSettings = field(default_factory=AccessSettings)
+    model_server: ModelServerSettings = field(default_factory=ModelServerSettings)
 
 
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
@@ -160,7 +177,8 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     apply_overrides(data, overrides)
-    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn", "limits", "access"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn", "limits", "access",
+                            "model_server"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -185,7 +203,20 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
                     turn=_turn(data.get("turn", {}), f"{path} [turn]"),
                     limits=_limits(data.get("limits", {}), f"{path} [limits]"),
-                    access=_access(data.get("access", {}), path))
+                    access=_access(data.get("access", {}), path),
+                    model_server=_model_server(data.get("model_server", {}), f"{path} [model_server]"))
+
+
+def _model_server(data: Mapping[str, Any], where: str) -> ModelServerSettings:
+    settings: ModelServerSettings = _section(ModelServerSettings, data, where)
+    for name in ("http_port", "grpc_port", "metrics_port"):
+        if not 0 <= getattr(settings, name) <= 65535:
+            raise ConfigError(f"{where}.{name}: a port number, 0-65535")
+    if settings.asr_instances < 1 or settings.gateway_calls < 1:
+        raise ConfigError(f"{where}: asr_instances and gateway_calls are at least 1")
+    if settings.retry_s < 0 or settings.timeout_s <= 0:
+        raise ConfigError(f"{where}: retry_s is at least 0 and timeout_s more than 0")
+    return settings
 
 
 def _limits(data: Mapping[str, Any], where: str) -> LimitsSettings:

@@ -4,6 +4,9 @@
     ├── ConfigError                a config file or option is wrong
     ├── ModelUnavailable           an artifact cannot be made or loaded (missing package, no torch to train)
     ├── BackendUnavailable         an inference backend cannot run here (package, engine file or GPU missing)
+    ├── ModelServerUnavailable     the model server (Triton) cannot be reached or has not loaded its models;
+    │                              the gateways retry ([model_server] retry_s)
+    ├── Overloaded                 a queue is full (a batcher's, or the model server's): refused, not queued
     └── InputError                 a request is unusable (empty, too long, bad audio); carries a stable `code`
         ├── ProtocolError          a client message breaks the websocket protocol (docs/protocol.md)
         └── LimitExceeded          a client went past one of its limits ([limits], [access])
@@ -14,8 +17,8 @@ LimitExceeded: then the server closes it (code 1008, the code as the reason).
 
 from __future__ import annotations
 
-__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "InputError", "ProtocolError",
-           "LimitExceeded"]
+__all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "ModelServerUnavailable",
+           "Overloaded", "InputError", "ProtocolError", "LimitExceeded"]
 
 
 class AssistantError(Exception):
@@ -32,6 +35,14 @@ class ModelUnavailable(AssistantError):
 
 class BackendUnavailable(AssistantError):
     pass
+
+
+class ModelServerUnavailable(AssistantError):
+    """The model server did not answer (down, restarting, still loading): worth retrying, unlike a bad request."""
+
+
+class Overloaded(AssistantError):
+    """A queue is full (this process's batcher or the model server's): the request was refused, not queued."""
 
 
 class InputError(AssistantError):

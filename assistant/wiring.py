@@ -9,10 +9,11 @@ is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+from assistant.asr.remote import RemoteRecognizer
 from assistant.asr.whisper import WhisperRecognizer  # light: faster-whisper loads when one is built
 from assistant.audio.endpointer import EndpointerConfig
 from assistant.audio.stream import StreamConfig
@@ -27,13 +28,14 @@ from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.server.batcher import BatchPolicy
-from assistant.server.workers import LoadPolicy, Workers
+from assistant.server.workers import LoadPolicy, Recognizer, Workers
 from assistant.text_pipeline import TextPipeline
 from engines.base import BackendOptions, NLUBackend, ShapeProfile
 from engines.registry import create_backend, create_best_backend
 
 __all__ = ["VoiceServer", "build_recognizer", "shape_profile", "meeting_model", "build_backend", "build_parser",
-           "build_store", "build_text_pipeline", "stream_config", "load_policy", "check_serving", "build_voice_server"]
+           "build_store", "build_text_pipeline", "stream_config", "load_policy", "check_serving",
+           "build_gateway_models", "build_voice_server"]
 
 
 def _say(part: str, message: str) -> None:
@@ -180,13 +182,39 @@ def build_recognizer(settings: Settings, asr_model: str | None = None) -> Whispe
     return recognizer
 
 
-def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None
-                       ) -> VoiceServer:
+def build_gateway_models(settings: Settings, models_url: str) -> tuple[RemoteRecognizer, IntentSlotParser]:
+    """A gateway's models: the model server's, called over gRPC. The tokenizer and labels are read from the
+    same trained model in the local cache (the model server must serve that model: checked on every call)."""
+    from engines.triton_client import TritonModels, TritonNLUBackend, parse_models_url
+
+    models = TritonModels(parse_models_url(models_url), settings.model_server.timeout_s)
+    model = meeting_model(settings)
+    nlu = settings.nlu
+    backend = TritonNLUBackend(models, model.files.num_intents, model.files.num_slot_labels)
+    parser = IntentSlotParser(backend, WordPieceTokenizer(model.tokenizer_file), model.labels,
+                              min_confidence=nlu.min_confidence, max_tokens=nlu.max_tokens,
+                              max_chars=nlu.max_chars, batch_size=nlu.batch_size)
+    ready = all(models.ready(name) for name in ("asr", "nlu"))
+    _say("serve", f"models on triton://{models.address}: " + (
+        "ready" if ready else f"not answering yet; finals are retried for up to {settings.model_server.retry_s:g} s"))
+    return RemoteRecognizer(models), parser
+
+
+def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None,
+                       models_url: str | None = None) -> VoiceServer:
     """Models loaded and warm; the recognizer first (a CUDA restart, if one is needed, comes before any other
-    loading)."""
-    recognizer = build_recognizer(settings, asr_model)
-    pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
-    policy = load_policy(settings)
+    loading). With `models_url` (triton://HOST:PORT) this process is a gateway: the models run on the model
+    server, and several gateways share it."""
+    recognizer: Recognizer
+    if models_url is not None:
+        recognizer, parser = build_gateway_models(settings, models_url)
+        pipeline = build_text_pipeline(settings, store_file, commit=True, parser=parser)
+        policy = replace(load_policy(settings), asr_calls=settings.model_server.gateway_calls,
+                         retry_s=settings.model_server.retry_s)
+    else:
+        recognizer = build_recognizer(settings, asr_model)
+        pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
+        policy = load_policy(settings)
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
                   f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")
     detector = None

@@ -37,9 +37,11 @@ class FakeRecognizer:
         self._reply = reply if callable(reply) else (lambda _pcm: reply)
         self.seconds = seconds
         self.lengths: list[int] = []
+        self.priorities: list[int] = []  # of each batch
         self._lock = threading.Lock()
 
-    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
+    def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
+        self.priorities.append(priority)
         texts = []
         for pcm in pcms:
             time.sleep(self.seconds)

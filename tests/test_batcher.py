@@ -166,3 +166,19 @@ def test_a_cancelled_request_is_skipped_by_the_worker() -> None:
     assert [running.result(5), kept.result(5)] == ["RUNNING", "KEPT"]
     batcher.close()
     assert model.batches == [["running"], ["kept"]]
+
+
+def test_a_batcher_with_two_threads_runs_two_batches_at_once() -> None:
+    # A remote model's batcher keeps several calls in flight: both batches meet inside run() at once.
+    meeting = threading.Barrier(2, timeout=5)
+
+    def run(items: list[int]) -> list[int]:
+        meeting.wait()  # raises BrokenBarrierError if the second batch never starts while the first runs
+        return items
+
+    batcher: DynamicBatcher[int, int] = DynamicBatcher("remote", run, BatchPolicy(max_batch=1), threads=2)
+    try:
+        first, second = batcher.submit(1), batcher.submit(2)
+        assert (first.result(10), second.result(10)) == (1, 2)
+    finally:
+        batcher.close()

@@ -11,6 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from assistant.audio.stream import StreamConfig
 from assistant.config import LimitsSettings, Settings
 from assistant.events import (
@@ -308,3 +310,37 @@ def test_closing_a_session_cancels_its_queued_decodes(settings: Settings, tmp_pa
     asyncio.run(scenario())
     workers.close()
     assert len(recognizer.lengths) == 1  # only the decode already running finished
+
+
+def test_a_call_is_retried_while_the_model_server_is_away_and_the_client_told_once(settings: Settings,
+                                                                                   tmp_path: Path) -> None:
+    from assistant.errors import ModelServerUnavailable
+
+    workers = Workers(FakeRecognizer(""), fake_pipeline(settings, tmp_path / "b.sqlite"), LoadPolicy(retry_s=5.0))
+    attempts, told = [], []
+
+    async def call() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ModelServerUnavailable("down")
+        return "back"
+
+    async def waiting(left: float) -> None:
+        told.append(left)
+
+    async def gives_up() -> None:
+        quick = Workers(FakeRecognizer(""), workers.pipeline, LoadPolicy(retry_s=0.3))
+        try:
+            async def never() -> str:
+                raise ModelServerUnavailable("down")
+            await quick.retrying(never, waiting)
+        finally:
+            quick.close()
+
+    try:
+        assert asyncio.run(workers.retrying(call, waiting)) == "back"
+        assert len(attempts) == 3 and len(told) == 1 and 0 < told[0] <= 5.0
+        with pytest.raises(ModelServerUnavailable):
+            asyncio.run(gives_up())
+    finally:
+        workers.close()

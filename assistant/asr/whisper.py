@@ -4,6 +4,11 @@ Models come from PyPI packages, never a hub (assistant/asr/models.py). The lazy 
 here, inside the worker thread that calls transcribe(). Several utterances that end together are decoded in one
 call (transcribe_batch): one encoder pass over the stacked 30 s windows and one batched greedy/beam search in
 CTranslate2, which on a GPU costs little more than one utterance.
+
+One utterance takes exactly the same path as a batch of several (the same features, prompt, suppressed tokens
+and search, no temperature fallback): the text a request gets must not depend on how busy the server was.
+faster-whisper's own `transcribe()` re-decodes with sampling when the greedy text looks repetitive, which the
+batched search never did, so under load (batches) some commands were written differently than when alone.
 """
 
 from __future__ import annotations
@@ -31,15 +36,19 @@ def float_audio(pcm16k: bytes) -> np.ndarray:
 
 class WhisperRecognizer:
     def __init__(self, cache_dir: Path, model: str = "tiny.en", device: str = "cpu", compute_type: str = "int8",
-                 beam_size: int = 1, hotwords: str | None = None) -> None:
+                 beam_size: int = 1, hotwords: str | None = None, model_dir: Path | None = None,
+                 device_index: int = 0) -> None:
         """`hotwords`: words the speech is likely to hold (the room names, the domain's verbs), given to the
-        decoder as previous text; tiny.en then hears "Book Denali" instead of "Booked in Ollie"."""
+        decoder as previous text; tiny.en then hears "Book Denali" instead of "Booked in Ollie". `model_dir`:
+        the model's folder when the caller already found it (the model server gets it from its launcher);
+        `device_index`: which GPU (a Triton instance group's)."""
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
 
         self.model_name, self.device, self.compute_type = model, device, compute_type
-        self._model = WhisperModel(str(whisper_model_dir(model, cache_dir)), device=device, compute_type=compute_type)
+        folder = model_dir or whisper_model_dir(model, cache_dir)
+        self._model = WhisperModel(str(folder), device=device, device_index=device_index, compute_type=compute_type)
         self._beam_size = beam_size
         # language="en": base is multilingual and would otherwise guess the language of every utterance
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
@@ -63,16 +72,11 @@ class WhisperRecognizer:
         return took
 
     def transcribe(self, pcm16k: bytes) -> str:
-        segments, _ = self._model.transcribe(float_audio(pcm16k), beam_size=self._beam_size, language="en",
-                                             condition_on_previous_text=False, without_timestamps=True,
-                                             vad_filter=False, hotwords=self._hotwords)
-        return " ".join(s.text.strip() for s in segments).strip()
+        return self.transcribe_batch([pcm16k])[0]
 
-    def transcribe_batch(self, pcms: list[bytes]) -> list[str]:
-        """Texts in order. One utterance takes the regular path; several share one encoder and one search
-        (commands are short, so each fits one 30 s window)."""
-        if len(pcms) == 1:
-            return [self.transcribe(pcms[0])]
+    def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
+        """Texts in order: one encoder pass and one search for all (commands are short, so each fits one 30 s
+        window; longer audio is decoded from its first 30 s). `priority` matters only to a remote model."""
         from faster_whisper.audio import pad_or_trim
 
         features = np.stack([pad_or_trim(self._model.feature_extractor(float_audio(p))) for p in pcms])

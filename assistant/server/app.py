@@ -45,6 +45,7 @@ class ServerOptions:
     limits: LimitsSettings
     access: Access
     event_loop: str = "auto"
+    reuse_port: bool = False  # one of several processes on this port (assistant/server/gateways.py)
 
 
 class _Connection:
@@ -167,7 +168,8 @@ async def serve_forever(workers: Workers, stream: StreamConfig, options: ServerO
         await _Connection(connection, workers, stream, gate).serve()
 
     async with serve(handle, options.host, options.port, max_size=MAX_MESSAGE_BYTES,
-                     process_request=gate.process_request, server_header=SERVER_HEADER) as server:
+                     process_request=gate.process_request, server_header=SERVER_HEADER,
+                     reuse_port=options.reuse_port) as server:
         bound = server.sockets[0].getsockname()
         print(f"listening on ws://{bound[0]}:{bound[1]}", file=sys.stderr, flush=True)
         await asyncio.Future()

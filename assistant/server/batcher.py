@@ -23,6 +23,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from assistant.errors import Overloaded
+
 __all__ = ["BatchPolicy", "DynamicBatcher", "ItemFailed", "Overloaded"]
 
 In = TypeVar("In")
@@ -34,10 +36,6 @@ class ItemFailed:
     """What a batch function returns for one item that failed while the others succeeded."""
 
     error: Exception
-
-
-class Overloaded(Exception):
-    """The batcher's queue is full: the request was refused, not queued."""
 
 
 @dataclass(frozen=True)
@@ -93,16 +91,20 @@ class DynamicBatcher(Generic[In, Out]):
     is told about every batch (for metrics)."""
 
     def __init__(self, name: str, run: Callable[[list[In]], Sequence[Out]], policy: BatchPolicy,
-                 on_batch: Callable[[int, int, float], None] | None = None) -> None:
-        if policy.max_batch < 1:
-            raise ValueError("max_batch must be at least 1")
+                 on_batch: Callable[[int, int, float], None] | None = None, threads: int = 1) -> None:
+        """`threads`: batches run at once, each on its own thread (more than one only for a remote model,
+        whose server merges them; a local model runs one batch at a time)."""
+        if policy.max_batch < 1 or threads < 1:
+            raise ValueError("max_batch and threads must be at least 1")
         self.name, self._run, self.policy, self._on_batch = name, run, policy, on_batch
         self._queues: dict[int, _FairQueue[In, Out]] = {}  # priority -> its requests
         self._waiting = 0
         self._cond = threading.Condition()
         self._closed = False
-        self._thread = threading.Thread(target=self._loop, name=f"batcher-{name}", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._loop, name=f"batcher-{name}-{i}", daemon=True)
+                         for i in range(threads)]
+        for thread in self._threads:
+            thread.start()
 
     @property
     def waiting(self) -> int:
@@ -129,16 +131,21 @@ class DynamicBatcher(Generic[In, Out]):
 
     def _take(self) -> list[_Request[In, Out]] | None:
         with self._cond:
-            while not self._waiting and not self._closed:
-                self._cond.wait()
-            if self._closed:
-                return None
-            deadline = time.monotonic() + self.policy.max_delay_us / 1e6
-            while self._waiting < self.policy.max_batch and not self._closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
+            while True:
+                while not self._waiting and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return None
+                deadline = time.monotonic() + self.policy.max_delay_us / 1e6
+                while self._waiting < self.policy.max_batch and not self._closed:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                if self._closed:
+                    return None
+                if self._waiting:  # another thread of this batcher may have taken them while this one waited
                     break
-                self._cond.wait(left)
             top = min(p for p, queue in self._queues.items() if queue)  # the most urgent kind waiting
             queue = self._queues[top]
             batch: list[_Request[In, Out]] = []
@@ -185,4 +192,5 @@ class DynamicBatcher(Generic[In, Out]):
         for request in left:
             if request.future.set_running_or_notify_cancel():
                 request.future.set_exception(RuntimeError(f"the {self.name} batcher closed"))
-        self._thread.join(timeout=30)
+        for thread in self._threads:
+            thread.join(timeout=30)

@@ -44,7 +44,7 @@ from assistant.audio.stream import (
     VoiceStream,
 )
 from assistant.config import LimitsSettings
-from assistant.errors import LimitExceeded, ProtocolError
+from assistant.errors import LimitExceeded, ModelServerUnavailable, ProtocolError
 from assistant.events import (
     ErrorEvent,
     IntentEvent,
@@ -114,6 +114,7 @@ class Session:
         self._early_end_ms: int | None = None  # where the last turn ended early (a complete read)
         self._amends: set[int] = set()  # utterances that began right after an early end
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
+        self._told_unavailable: set[int] = set()  # utterances whose client heard that the model server is away
 
     def close(self) -> None:
         """The connection is gone (or started over): stop counting this session as a speaker, and cancel the
@@ -247,12 +248,12 @@ class Session:
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         try:
             text = await self.workers.transcribe(audio, final=False, owner=self.id)
-        except Overloaded:
+            if not text or utterance != self.stream.utterance or not self.stream.in_speech:
+                return
+            self._heard[utterance] = text
+            outcome = await self.workers.act(self._turn(text, preview=True), self.id)  # the command forming
+        except (Overloaded, ModelServerUnavailable):
             return  # a partial is only a display: shed
-        if not text or utterance != self.stream.utterance or not self.stream.in_speech:
-            return
-        self._heard[utterance] = text
-        outcome = await self.workers.act(self._turn(text, preview=True), self.id)  # the command forming
         if utterance == self.stream.utterance and self.stream.in_speech:
             await self.send(self._partial_event(utterance, text, outcome))
 
@@ -283,7 +284,7 @@ class Session:
                 self._heard[due.utterance] = text
                 if text.strip():
                     await self.send(self._partial_event(due.utterance, text, outcome))
-        except Overloaded:  # a read is shed like a partial: the turn takes the plain hangover
+        except (Overloaded, ModelServerUnavailable):  # a read is shed like a partial: the plain hangover
             metrics.turn_verdicts.labels("shed").inc()
             return None
         except Exception:  # a failed read costs the turn its early end, never the utterance
@@ -301,7 +302,7 @@ class Session:
         """Transcribe (unless the read at the turn's last pause heard it all), understand, act: after the
         turn before it, so a quick "... for two hours" finds the booking it amends."""
         try:
-            text = await self._recognized(audio, heard)
+            text = await self._recognized(utterance, audio, heard)
             if previous is not None:
                 await asyncio.wait([previous])
             amend = utterance in self._amends
@@ -310,7 +311,9 @@ class Session:
             if not text:
                 self.latency.forget(utterance)
                 return
-            outcome = await self.workers.act(self._turn(text, amend=amend), self.id)
+            turn = self._turn(text, amend=amend)
+            outcome = await self.workers.retrying(lambda: self.workers.act(turn, self.id),
+                                                  self._model_waiting(utterance))
             if outcome.result is None:
                 await self._failed(utterance, outcome.failure)
                 return
@@ -321,16 +324,27 @@ class Session:
         except Exception as exc:  # one utterance failing must not end the session; say what happened
             await self._failed(utterance, exc)
 
-    async def _recognized(self, audio: bytes, heard: str | None) -> str:
+    async def _recognized(self, utterance: int, audio: bytes, heard: str | None) -> str:
         """The turn's transcript: the read's, or a final decode. Either way it no longer waits for the
         recognizer afterwards (the session's queue bound counts utterances until here)."""
         try:
             if heard is not None:
                 self.workers.metrics.finals_reused.inc()
                 return heard
-            return await self.workers.transcribe(audio, final=True, owner=self.id)
+            return await self.workers.retrying(lambda: self.workers.transcribe(audio, final=True, owner=self.id),
+                                               self._model_waiting(utterance))
         finally:
             self._waiting -= 1
+
+    def _model_waiting(self, utterance: int) -> Callable[[float], Awaitable[None]]:
+        """What the client hears when its utterance waits for the model server to come back: the answer follows
+        when it does (an `error` with code model_unavailable and "retrying"; a result or a final error after)."""
+        async def waiting(left_s: float) -> None:
+            if utterance not in self._told_unavailable:  # once per utterance (its decode, then its reading)
+                self._told_unavailable.add(utterance)
+                await self.send(ErrorEvent("model_unavailable", f"utterance {utterance}: the model server is "
+                                           f"unavailable; retrying for up to {left_s:.0f} s"))
+        return waiting
 
     async def _failed(self, utterance: int, exc: Exception | None) -> None:
         """The client hears a code and plain words; what went wrong inside goes to the log only."""
@@ -338,6 +352,11 @@ class Session:
         if isinstance(exc, Overloaded):
             await self.send(ErrorEvent("overloaded", f"utterance {utterance} was not processed: the server is "
                                                      "busy; please say it again"))
+            return
+        if isinstance(exc, ModelServerUnavailable):
+            log.warning("session %s: utterance %d: %s", self.id, utterance, exc)
+            await self.send(ErrorEvent("model_unavailable", f"utterance {utterance} was not processed: the model "
+                                                            "server did not come back in time; please say it again"))
             return
         log.error("session %s: utterance %d failed", self.id, utterance, exc_info=exc)
         await self.send(ErrorEvent("internal", f"utterance {utterance} could not be processed; please say it "

@@ -10,10 +10,13 @@ to sessions.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
+from assistant.errors import ModelServerUnavailable
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
@@ -34,7 +37,10 @@ class Recognizer(Protocol):
     device: str
     compute_type: str
 
-    def transcribe_batch(self, pcms: list[bytes]) -> list[str]: ...
+    def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
+        """Texts in order; `priority` (FINAL, READ, PARTIAL) travels to a model server, which serves urgent
+        work first."""
+        ...
 
 
 class TurnDetector(Protocol):
@@ -52,6 +58,11 @@ class LoadPolicy:
     # While others speak, a partial may start only if decodes take at most this long: a partial holds the one
     # recognizer, and a final due when another speaker stops would wait behind it (GPU decodes fit, CPU ones not).
     partial_budget_ms: int = 100
+    # Recognition calls in flight at once: 1 for a model in this process; more for a model server, which merges
+    # the calls of every gateway into its own batches (a partial's call then never holds up a final's).
+    asr_calls: int = 1
+    # While the model server is unavailable, a final's decode and understanding are retried this long.
+    retry_s: float = 0.0
 
 
 class Workers:
@@ -75,9 +86,9 @@ class Workers:
             "asr_max_batch": str(self.policy.asr.max_batch), "nlu_max_batch": str(self.policy.nlu.max_batch),
         })
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr: DynamicBatcher[bytes, str] = DynamicBatcher(
-            "asr", recognizer.transcribe_batch, self.policy.asr,
-            lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took))
+        self._asr: DynamicBatcher[tuple[bytes, int], str] = DynamicBatcher(
+            "asr", self._decode_batch, self.policy.asr,
+            lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took), self.policy.asr_calls)
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
@@ -91,7 +102,7 @@ class Workers:
         priority = FINAL if final else READ if read else PARTIAL
         self.in_flight["asr_final"] += final
         try:
-            text: str = await self._run("asr", self._asr(audio, priority, owner))
+            text: str = await self._run("asr", self._asr((audio, priority), priority, owner))
         finally:
             self.in_flight["asr_final"] -= final
         return text
@@ -125,6 +136,30 @@ class Workers:
         finally:
             self.in_flight[worker] -= 1
             self.metrics.queue_depth.labels(worker).set(self.in_flight[worker])
+
+    async def retrying(self, call: Callable[[], Awaitable[T]], waiting: Callable[[float], Awaitable[None]]) -> T:
+        """`call()`, made again while the model server is unavailable (restarting, loading), for up to
+        [model_server] retry_s; `waiting(seconds_left)` is awaited once, at the first failure, so the client hears
+        why its answer is late. Raises ModelServerUnavailable when the time is up."""
+        deadline = time.monotonic() + self.policy.retry_s
+        pause, told = 0.25, False
+        while True:
+            try:
+                return await call()
+            except ModelServerUnavailable:
+                left = deadline - time.monotonic()
+                self.metrics.refused.labels("model_unavailable").inc()
+                if left <= 0:
+                    raise
+                if not told:
+                    told = True
+                    await waiting(left)
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, 2.0)
+
+    def _decode_batch(self, items: list[tuple[bytes, int]]) -> list[str]:
+        """A batch holds one priority (the batcher's rule); the recognizer hears it (a model server uses it)."""
+        return self.recognizer.transcribe_batch([audio for audio, _ in items], priority=items[0][1])
 
     def _nlu_batch(self, items: list[Turn | Callable[[], Any]]) -> list[Any]:
         """Every turn of the batch in one model call, then the other work; a failure stays with its item."""
