@@ -293,10 +293,15 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
     from assistant.bench.e2e import E2EBenchOptions, run_e2e_bench
+    from assistant.bench.layouts import parse_layouts
+
+    if args.url and args.layouts != "single":
+        raise ConfigError("--layouts starts its own servers: leave out --url")
 
     return run_e2e_bench(E2EBenchOptions(
         _counts("--clients", str(args.clients)), args.corpus, args.duration, args.max_wait, args.seed, args.url,
-        args.asr_model, args.store, args.config, args.aim, args.json, args.plot, _token(args)))
+        args.asr_model, args.store, args.config, args.aim, args.json, args.plot, _token(args),
+        parse_layouts(args.layouts)))
 
 
 def _cmd_bench_soak(args: argparse.Namespace) -> int:
@@ -451,6 +456,9 @@ def _parser() -> argparse.ArgumentParser:
     where = e2e.add_mutually_exclusive_group()
     where.add_argument("--url", help="measure an already running server")
     where.add_argument("--spawn", action="store_true", help="start a server with a throwaway store (the default)")
+    e2e.add_argument("--layouts", default="single",
+                     help="what to start and measure, one after another: single (one process, the default) and/or "
+                          "triton:N (assistant model-server + N gateways on one port), e.g. single,triton:2")
     e2e.add_argument("--clients", default="1", help="concurrent clients; a comma list is a sweep, e.g. 1,2,4,8")
     e2e.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
     e2e.add_argument("--duration", type=float, default=60.0, help="seconds of load per client count")

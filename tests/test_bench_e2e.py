@@ -18,7 +18,9 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from assistant.bench.e2e import CorpusItem, Measurement, judge, measure_request
+from assistant.bench.layouts import parse_layouts, triton_batching_between
 from assistant.clients.send import Received
+from assistant.errors import ConfigError
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 EVEREST = CorpusItem("r01.wav", b"", 16_000, 1, "book_meeting",
@@ -120,7 +122,38 @@ def test_a_sweep_against_a_real_server(short_corpus: Path, tmp_path: Path, meeti
         assert point["voice_to_action"]["n"] == point["requests"]
         assert point["server"]["compute_per_audio_second"] > 0
         assert {m["client"] for m in point["measurements"]} == set(range(point["clients"]))
+        load = point["load"]
+        assert load["layout"] == "single" and load["model_server_cores"] is None and load["triton_batching"] is None
+        assert len(load["gateway_cores"]) == 1 and load["gateway_cores"][0] > 0 and load["client_cores"] > 0
+        assert load["frames_per_s_per_gateway"] > 0
     assert "| clients |" in run.stdout and run.returncode == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_one_run_compares_the_single_process_with_gateways_on_triton(short_corpus: Path, tmp_path: Path,
+                                                                      meeting_model: object) -> None:
+    """`--layouts single,triton:2`: the same sweep against the single process, then against a model server
+    (Triton, its own environment) and two gateways on one port, each started and stopped in turn."""
+    report, plot = tmp_path / "e2e.json", tmp_path / "e2e.png"
+    run = _bench("--layouts", "single,triton:2", "--clients", "1,2", "--corpus", str(short_corpus),
+                 "--duration", "6", "--json", str(report), "--plot", str(plot), timeout=900)
+    assert "Traceback" not in run.stderr, run.stderr
+    data = json.loads(report.read_text())
+    assert data["layouts"] == ["single", "triton:2"]
+    assert [(p["load"]["layout"], p["clients"]) for p in data["points"]] == [
+        ("single", 1), ("single", 2), ("triton:2", 1), ("triton:2", 2)]
+    for point in data["points"]:
+        assert point["lost"] == 0 and point["keeps_up"], point["verdict"]
+        assert point["right"] == point["requests"] >= point["clients"]
+    for point in data["points"][2:]:
+        load = point["load"]
+        assert load["gateways"] == 2 and len(load["gateway_cores"]) == 2 and load["model_server_cores"] > 0
+        batching = load["triton_batching"]  # every request went through Triton's two models
+        assert batching["asr"]["requests"] >= point["requests"] and batching["nlu"]["requests"] >= point["requests"]
+        assert all(b["requests_per_execution"] >= 1 for b in batching.values())
+        assert point["server"] is None  # one gateway's /metrics would speak for half the connections
+    assert "triton:2" in run.stdout and run.returncode == 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -202,3 +235,24 @@ def test_a_short_soak_reports_requests_errors_and_memory(short_corpus: Path, tmp
     assert data["errors_by_code"] == {} and data["server_alive_at_end"]
     assert 50 < data["rss_mb"]["start"] <= data["rss_mb"]["max"]
     assert len(data["rss_samples"]) >= 3 and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_layouts_are_read_from_the_command_line_and_bad_ones_are_refused() -> None:
+    assert [layout.name for layout in parse_layouts("single, triton:4")] == ["single", "triton:4"]
+    assert [layout.gateways for layout in parse_layouts("triton:1,single")] == [1, 0]
+    for bad in ("", "triton", "triton:0", "triton:x", "gateways:2", "single;triton:2"):
+        with pytest.raises(ConfigError, match="--layouts"):
+            parse_layouts(bad)
+
+
+def test_batching_is_read_from_the_difference_of_tritons_counters() -> None:
+    before = {"asr": {"nv_inference_request_success": 10.0, "nv_inference_exec_count": 10.0,
+                      "nv_inference_queue_duration_us": 1000.0, "nv_inference_compute_infer_duration_us": 5000.0}}
+    after = {"asr": {"nv_inference_request_success": 50.0, "nv_inference_exec_count": 20.0,
+                     "nv_inference_queue_duration_us": 81000.0, "nv_inference_compute_infer_duration_us": 105000.0},
+             "nlu": {"nv_inference_request_success": 0.0, "nv_inference_exec_count": 0.0,
+                     "nv_inference_queue_duration_us": 0.0, "nv_inference_compute_infer_duration_us": 0.0}}
+    assert triton_batching_between(before, after) == {
+        "asr": {"requests": 40, "executions": 10, "requests_per_execution": 4.0, "queue_ms_mean": 2.0,
+                "compute_ms_per_execution": 10.0}}
+    assert triton_batching_between(None, after) is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import shutil
 import sys
@@ -31,6 +32,7 @@ from tqdm import tqdm
 from websockets.exceptions import ConnectionClosed
 
 from assistant import event_loop
+from assistant.bench.layouts import GpuUtilization, Layout, LoadProbe, deploy
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.errors import ConfigError
@@ -182,8 +184,13 @@ class E2EOptions:
     token: str | None = None  # the server's access token, if it needs one
 
 
+def frames_of(item: CorpusItem) -> int:
+    """The 20 ms websocket frames one request takes: its audio and the silence after it."""
+    return math.ceil(item.audio_s * 50) + TAIL_MS // 20
+
+
 async def _client(index: int, options: E2EOptions, t0: float, deadline: float, rng: random.Random,
-                  sink: list[Measurement]) -> None:
+                  sink: list[Measurement], frames: list[int]) -> None:
     await asyncio.sleep(rng.uniform(0, options.start_spread_s))
     while time.monotonic() < deadline:
         item = rng.choice(options.corpus)
@@ -197,15 +204,18 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         except (TimeoutError, OSError, ConnectionClosed):
             finished = False  # what arrived is measured; an utterance without its result counts as lost
         sink.extend(measure_request(index, item, round(sent_at, 3), events, finished))
+        frames.append(frames_of(item))
         await asyncio.sleep(rng.uniform(*options.pause_s))
 
 
-async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float]:
+async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float, int]:
+    """One client count's measurements, its wall time and the audio frames its clients sent."""
     sink: list[Measurement] = []
+    frames: list[int] = []
     t0 = time.monotonic()
     deadline = t0 + options.duration_s
     rngs = [random.Random(options.seed * 1000 + clients * 100 + i) for i in range(clients)]
-    tasks = [asyncio.create_task(_client(i, options, t0, deadline, rngs[i], sink)) for i in range(clients)]
+    tasks = [asyncio.create_task(_client(i, options, t0, deadline, rngs[i], sink, frames)) for i in range(clients)]
     with tqdm(total=round(options.duration_s), desc=f"{clients} client(s)", unit="s", file=sys.stderr) as bar:
         while not all(t.done() for t in tasks):
             await asyncio.sleep(1.0)
@@ -218,7 +228,7 @@ async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement
             bar.set_postfix(postfix)
     for task in tasks:
         task.result()  # a bug in a client is an error, not a quiet gap in the numbers
-    return sink, time.monotonic() - t0
+    return sink, time.monotonic() - t0, sum(frames)
 
 
 def metrics_url(url: str) -> str:
@@ -272,7 +282,7 @@ def _stats(values: Sequence[float]) -> dict[str, Any] | None:
 
 
 def summarize(clients: int, measurements: Sequence[Measurement], wall_s: float, verdict: Verdict,
-              server: dict[str, Any] | None) -> dict[str, Any]:
+              server: dict[str, Any] | None, load: dict[str, Any] | None = None) -> dict[str, Any]:
     answered = [m for m in measurements if not m.lost]
     client_stages = {s: _stats([m.stages_s[s] for m in answered if s in m.stages_s]) for s in CLIENT_STAGES}
     server_stages = {s: _stats([m.server_ms[s] / 1e3 for m in answered if s in m.server_ms]) for s in SERVER_STAGES
@@ -282,12 +292,23 @@ def summarize(clients: int, measurements: Sequence[Measurement], wall_s: float, 
         "understood": sum(m.intent is not None for m in measurements), "right": sum(m.right for m in measurements),
         "lost": sum(m.lost for m in measurements), "keeps_up": verdict.keeps_up, "verdict": verdict.reason,
         "voice_to_action": client_stages["result"], "client_stages": client_stages, "server_stages": server_stages,
-        "server": server, "measurements": [asdict(m) for m in measurements],
+        "server": server, "load": load, "measurements": [asdict(m) for m in measurements],
     }
 
 
 def _ms(stats: dict[str, Any] | None, key: str) -> str:
     return f"{stats[key]:.0f}" if stats else "-"
+
+
+def _load_row(p: dict[str, Any]) -> list[Any]:
+    load = p.get("load") or {}
+    if not load:
+        return ["-"] * 6
+    gpus = load["gpu_utilization_percent"]
+    return [load["layout"], "+".join(f"{c:.2f}" for c in load["gateway_cores"]),
+            "-" if load["model_server_cores"] is None else f"{load['model_server_cores']:.2f}",
+            f"{load['client_cores']:.2f}", load["frames_per_s_per_gateway"]] + [
+        "/".join(f"{g:.0f}" for g in gpus) if gpus else "-"]
 
 
 def print_report(points: Sequence[dict[str, Any]]) -> None:
@@ -301,23 +322,42 @@ def print_report(points: Sequence[dict[str, Any]]) -> None:
                      load.get("compute_per_audio_second", "-"), p["verdict"]])
     print(format_table(["clients", "requests", "right", "voice-to-action p50 ms", "p95 ms", "p99 ms",
                         "speech_end p50", "transcript p50", "intent p50", "compute/audio s", "verdict"], rows))
+    if any(p.get("load") for p in points):
+        print("\nwhere the time went (CPU cores busy over the point; frames: 20 ms websocket frames received):")
+        print(format_table(["layout", "clients", "gateway cores", "model-server cores", "client cores",
+                            "frames/s per gateway", "GPU %", "batching (requests per execution, queue ms)"],
+                           [[*_load_row(p)[:1], p["clients"], *_load_row(p)[1:], _batching_text(p)]
+                            for p in points]))
     for p in points:
         stage_rows = [[f"client: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
                       for s, x in p["client_stages"].items()]
         stage_rows += [[f"server: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
                        for s, x in p["server_stages"].items()]
-        print(f"\n{p['clients']} client(s), ms from the end of speech in the audio:")
+        where = f" ({p['load']['layout']})" if p.get("load") else ""
+        print(f"\n{p['clients']} client(s){where}, ms from the end of speech in the audio:")
         print(format_table(["stage", "p50", "p95", "p99"], stage_rows))
 
 
-def run_sweep(options: E2EOptions, client_counts: Sequence[int]) -> list[dict[str, Any]]:
+def _batching_text(p: dict[str, Any]) -> str:
+    batching = (p.get("load") or {}).get("triton_batching") or {}
+    return ", ".join(f"{model} {b['requests_per_execution']:g} / {b['queue_ms_mean']:g} ms"
+                     for model, b in sorted(batching.items())) or "-"
+
+
+def run_sweep(options: E2EOptions, client_counts: Sequence[int], probe: LoadProbe | None = None,
+              scrape: bool = True) -> list[dict[str, Any]]:
+    """One point per client count until one cannot keep up. `probe` reads what the layout's processes used;
+    `scrape`: the server's own /metrics speak for all of it (not so for one of several gateways on a port)."""
     points: list[dict[str, Any]] = []
     for clients in client_counts:
-        before = _scrape(options.url)
-        measurements, wall = event_loop.run(run_point(clients, options))  # uvloop: 256 clients are one loop
-        server = _server_load(before, _scrape(options.url), wall)
+        before = _scrape(options.url) if scrape else None
+        if probe is not None:
+            probe.begin()
+        measurements, wall, frames = event_loop.run(run_point(clients, options))  # uvloop: 256 clients, one loop
+        server = _server_load(before, _scrape(options.url), wall) if scrape else None
+        load = probe.end(wall, frames) if probe is not None else None
         verdict = judge(measurements, options.duration_s)
-        points.append(summarize(clients, measurements, wall, verdict, server))
+        points.append(summarize(clients, measurements, wall, verdict, server, load))
         print(f"{clients} client(s): {verdict.reason}", file=sys.stderr)
         if not verdict.keeps_up:
             skipped = [c for c in client_counts if c > clients]
@@ -351,38 +391,52 @@ class E2EBenchOptions:
     json: Path | None = None
     plot: Path | None = None
     token: str | None = None  # access token of a server given with --url
+    layouts: tuple[Layout, ...] = (Layout(0),)  # started here one after another (without --url)
 
     def __post_init__(self) -> None:
         if not self.clients or min(self.clients) < 1:
             raise ConfigError(f"--clients {','.join(map(str, self.clients))!r}: give client counts like 1,2,4,8")
+        if self.store is not None and len(self.layouts) > 1:
+            raise ConfigError("--store: one layout at a time (each layout books into a store of its own)")
+
+
+def _sweep_layout(run: E2EBenchOptions, layout: Layout, corpus: list[CorpusItem], gpus: GpuUtilization,
+                  scratch: Path) -> list[dict[str, Any]]:
+    """Start one layout with its own throwaway store (the bench books rooms for real), sweep it, stop it."""
+    room = max(run.clients) + 8  # the spawned servers' connection caps ([limits]) fit the sweep's clients
+    config_args = [*(["--config", str(run.config)] if run.config else []),
+                   *(["--set", f"asr.model={json.dumps(run.asr_model)}"] if run.asr_model else [])]
+    limits = ["--set", f"limits.max_connections={room}", "--set", f"limits.max_connections_per_address={room}"]
+    store = run.store or scratch / f"bookings-{layout.name.replace(':', '-')}.sqlite"
+    print(f"[bench] layout {layout.name}", file=sys.stderr)
+    with deploy(layout, store, limits, config_args) as deployment:
+        options = E2EOptions(deployment.url, corpus, run.duration_s, run.max_wait_s, seed=run.seed)
+        # One gateway's /metrics would speak for its own share of the connections only.
+        return run_sweep(options, run.clients, LoadProbe(deployment, gpus), scrape=layout.gateways <= 1)
 
 
 def run_e2e_bench(run: E2EBenchOptions) -> int:
-    """The CLI's `bench e2e`: spawn a server (or use --url), run the sweep, print, write JSON and a plot."""
-    from assistant.server.spawn import spawn_server
-
+    """The CLI's `bench e2e`: run the sweep against --url, or against each of --layouts started here in turn;
+    print, write JSON and a plot."""
     corpus = load_corpus(run.corpus)
-    scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))  # a throwaway store: the bench books rooms for real
-    room = max(run.clients) + 8  # the spawned server's connection caps ([limits]) fit the sweep's clients
-    server, url = (None, run.url) if run.url else spawn_server(
-        run.store or scratch / "bookings.sqlite",
-        [*(["--asr-model", run.asr_model] if run.asr_model else []),
-         *(["--config", str(run.config)] if run.config else []),
-         "--set", f"limits.max_connections={room}", "--set", f"limits.max_connections_per_address={room}"])
-    try:
-        options = E2EOptions(url, corpus, run.duration_s, run.max_wait_s, seed=run.seed, token=run.token)
+    options = E2EOptions(run.url or "", corpus, run.duration_s, run.max_wait_s, seed=run.seed, token=run.token)
+    if run.url:
         points = run_sweep(options, run.clients)
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(30)
-        shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="bench-e2e-"))
+        gpus = GpuUtilization()
+        try:
+            points = [p for layout in run.layouts for p in _sweep_layout(run, layout, corpus, gpus, scratch)]
+        finally:
+            gpus.close()
+            shutil.rmtree(scratch, ignore_errors=True)
     print_report(points)
     machine = machine_info()
     models: dict[str, str] = next((p["server"]["models"] for p in points if p["server"]), {})
     report = {"benchmark": "voice-to-action under load: concurrent real-time clients replaying the spoken corpus",
               "command": "assistant bench e2e " + " ".join(sys.argv[3:]), "machine": machine,
-              "server": url if run.url else "spawned on this machine", "models": models,
+              "server": run.url or "spawned on this machine, one layout after another",
+              "layouts": [] if run.url else [layout.name for layout in run.layouts], "models": models,
               "options": {"clients": list(run.clients), "duration_s": run.duration_s, "max_wait_s": run.max_wait_s,
                           "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed,
                           "start_spread_s": options.start_spread_s, "pause_s": list(options.pause_s)},
@@ -390,7 +444,11 @@ def run_e2e_bench(run: E2EBenchOptions) -> int:
     if run.json:
         write_report(run.json, report)
     if run.plot:
-        from assistant.bench.plot import plot_e2e
+        from assistant.bench.plot import plot_e2e, plot_e2e_layouts
 
-        plot_e2e(points, run.plot, e2e_plot_title(machine, models), aim_s=run.aim_s)
+        title = e2e_plot_title(machine, models)
+        if len(run.layouts) > 1 and not run.url:
+            plot_e2e_layouts(points, run.plot, title, aim_s=run.aim_s)
+        else:
+            plot_e2e(points, run.plot, title, aim_s=run.aim_s)
     return 0 if all(p["keeps_up"] for p in points) else 3

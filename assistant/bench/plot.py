@@ -97,6 +97,60 @@ def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: fl
     plt.close(fig)
 
 
+def plot_e2e_layouts(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: float | None = None) -> None:
+    """Layouts side by side (one colour each) against the number of concurrent clients: voice-to-action p50 and
+    p95, the share of requests done right, and the CPU cores each part used (gateways, model server, clients)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = ["#4C72B0", "#C44E52", "#55A868", "#8172B2", "#CCB974"]
+    layouts = list(dict.fromkeys(p["load"]["layout"] for p in points))
+    fig, (latency, right, cores) = plt.subplots(1, 3, figsize=(15, 4.4))
+    for i, layout in enumerate(layouts):
+        color = colors[i % len(colors)]
+        mine = [p for p in points if p["load"]["layout"] == layout and p["voice_to_action"]]
+        clients = [p["clients"] for p in mine]
+        for key, style in (("p50_ms", "o-"), ("p95_ms", "s--")):
+            latency.plot(clients, [p["voice_to_action"][key] / 1e3 for p in mine], style, color=color,
+                         label=f"{layout} {key.removesuffix('_ms')}")
+        for p in mine:
+            if not p["keeps_up"]:
+                latency.annotate("cannot keep up", (p["clients"], p["voice_to_action"]["p95_ms"] / 1e3),
+                                 color=color, fontsize=8, xytext=(4, 4), textcoords="offset points")
+        right.plot(clients, [100 * p["right"] / max(p["requests"], 1) for p in mine], "o-", color=color,
+                   label=layout)
+        cores.plot(clients, [sum(p["load"]["gateway_cores"]) for p in mine], "o-", color=color,
+                   label=f"{layout}: gateways")
+        if any(p["load"]["model_server_cores"] is not None for p in mine):
+            cores.plot(clients, [p["load"]["model_server_cores"] or 0 for p in mine], "s--", color=color,
+                       label=f"{layout}: model server")
+        cores.plot(clients, [p["load"]["client_cores"] for p in mine], "^:", color=color,
+                   label=f"{layout}: clients")
+    if aim_s is not None:
+        latency.axhline(aim_s, color="#8C8C8C", linewidth=1, alpha=0.8, label=f"aim p95 {aim_s:g} s")
+    all_clients = sorted({p["clients"] for p in points})
+    for axis, label, heading in ((latency, "voice-to-action, seconds", "voice-to-action against load"),
+                                 (right, "requests done right, %", "the same answer under any load"),
+                                 (cores, "CPU cores busy", "where the CPU went")):
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(all_clients, [str(c) for c in all_clients])
+        axis.set_xlabel("concurrent real-time clients")
+        axis.set_ylabel(label)
+        axis.set_title(heading)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+    latency.set_ylim(bottom=0)
+    cores.set_ylim(bottom=0)
+    right.set_ylim(top=100.5)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def plot_turns(points: Sequence[dict[str, Any]], path: Path, title: str) -> None:
     """One point per end-of-turn policy: false-cutoff rate against the p50 wait after the turn (lower left is
     better); the legend says how many turns each policy booked as meant."""

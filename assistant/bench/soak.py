@@ -70,7 +70,7 @@ async def _soak(url: str, pid: int, options: SoakOptions) -> tuple[list[Any], li
 
     sampler = asyncio.create_task(sample())
     try:
-        measurements, _ = await run_point(options.clients, E2EOptions(
+        measurements, _, _ = await run_point(options.clients, E2EOptions(
             url, load_corpus(options.corpus), options.minutes * 60, options.max_wait_s, seed=options.seed))
     finally:
         sampler.cancel()
