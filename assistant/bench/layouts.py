@@ -169,9 +169,10 @@ def _triton_counters(url: str | None) -> dict[str, dict[str, float]] | None:
     out: dict[str, dict[str, float]] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name in TRITON_COUNTERS and "model" in sample.labels:
+            name = sample.name.removesuffix("_total")  # the parser names counters' samples NAME_total
+            if name in TRITON_COUNTERS and "model" in sample.labels:
                 model = out.setdefault(sample.labels["model"], dict.fromkeys(TRITON_COUNTERS, 0.0))
-                model[sample.name] += sample.value
+                model[name] += sample.value
     return out
 
 
