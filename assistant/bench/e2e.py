@@ -21,7 +21,6 @@ import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from websockets.exceptions import ConnectionClosed
 
 from assistant import event_loop
 from assistant.bench.layouts import GpuUtilization, Layout, LoadProbe, deploy
-from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
+from assistant.bench.report import LatencyStats, format_table, machine_info, metric_samples, write_report
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.errors import ConfigError
 from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
@@ -237,29 +236,24 @@ def metrics_url(url: str) -> str:
 
 def _scrape(url: str) -> dict[str, Any] | None:
     """The server's counters that the report needs and its models, or None when it has no /metrics."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    try:
-        with urllib.request.urlopen(metrics_url(url), timeout=5) as response:
-            text = response.read().decode()
-    except OSError:
+    samples = metric_samples(metrics_url(url))
+    if samples is None:
         return None
     out: dict[str, Any] = {"compute_s": 0.0, "asr_s": 0.0, "audio_s": 0.0, "partials": 0.0, "partials_shed": 0.0,
                            "models": {}}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "voice_models_info":
-                out["models"] = dict(sample.labels)
-            elif sample.name == "voice_compute_seconds_sum":
-                out["compute_s"] += sample.value
-                if sample.labels.get("work", "").startswith("asr"):
-                    out["asr_s"] += sample.value
-            elif sample.name == "voice_audio_seconds_total":
-                out["audio_s"] = sample.value
-            elif sample.name == "voice_compute_seconds_count" and sample.labels.get("work") == "asr_partial":
-                out["partials"] = sample.value
-            elif sample.name == "voice_partials_shed_total":
-                out["partials_shed"] += sample.value
+    for sample in samples:
+        if sample.name == "voice_models_info":
+            out["models"] = dict(sample.labels)
+        elif sample.name == "voice_compute_seconds_sum":
+            out["compute_s"] += sample.value
+            if sample.labels.get("work", "").startswith("asr"):
+                out["asr_s"] += sample.value
+        elif sample.name == "voice_audio_seconds_total":
+            out["audio_s"] = sample.value
+        elif sample.name == "voice_compute_seconds_count" and sample.labels.get("work") == "asr_partial":
+            out["partials"] = sample.value
+        elif sample.name == "voice_partials_shed_total":
+            out["partials_shed"] += sample.value
     return out
 
 
@@ -301,14 +295,17 @@ def _ms(stats: dict[str, Any] | None, key: str) -> str:
 
 
 def _load_row(p: dict[str, Any]) -> list[Any]:
+    """The point's line in the 'where the time went' table."""
     load = p.get("load") or {}
     if not load:
-        return ["-"] * 6
-    gpus = load["gpu_utilization_percent"]
-    return [load["layout"], "+".join(f"{c:.2f}" for c in load["gateway_cores"]),
+        return ["-", p["clients"], *["-"] * 6]
+    gpus, batching = load["gpu_utilization_percent"], load["triton_batching"] or {}
+    return [load["layout"], p["clients"], "+".join(f"{c:.2f}" for c in load["gateway_cores"]),
             "-" if load["model_server_cores"] is None else f"{load['model_server_cores']:.2f}",
-            f"{load['client_cores']:.2f}", load["frames_per_s_per_gateway"]] + [
-        "/".join(f"{g:.0f}" for g in gpus) if gpus else "-"]
+            f"{load['client_cores']:.2f}", load["frames_per_s_per_gateway"],
+            "/".join(f"{g:.0f}" for g in gpus) if gpus else "-",
+            ", ".join(f"{model} {b['requests_per_execution']:g} / {b['queue_ms_mean']:g} ms"
+                      for model, b in sorted(batching.items())) or "-"]
 
 
 def print_report(points: Sequence[dict[str, Any]]) -> None:
@@ -326,8 +323,7 @@ def print_report(points: Sequence[dict[str, Any]]) -> None:
         print("\nwhere the time went (CPU cores busy over the point; frames: 20 ms websocket frames received):")
         print(format_table(["layout", "clients", "gateway cores", "model-server cores", "client cores",
                             "frames/s per gateway", "GPU %", "batching (requests per execution, queue ms)"],
-                           [[*_load_row(p)[:1], p["clients"], *_load_row(p)[1:], _batching_text(p)]
-                            for p in points]))
+                           [_load_row(p) for p in points]))
     for p in points:
         stage_rows = [[f"client: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
                       for s, x in p["client_stages"].items()]
@@ -336,12 +332,6 @@ def print_report(points: Sequence[dict[str, Any]]) -> None:
         where = f" ({p['load']['layout']})" if p.get("load") else ""
         print(f"\n{p['clients']} client(s){where}, ms from the end of speech in the audio:")
         print(format_table(["stage", "p50", "p95", "p99"], stage_rows))
-
-
-def _batching_text(p: dict[str, Any]) -> str:
-    batching = (p.get("load") or {}).get("triton_batching") or {}
-    return ", ".join(f"{model} {b['requests_per_execution']:g} / {b['queue_ms_mean']:g} ms"
-                     for model, b in sorted(batching.items())) or "-"
 
 
 def run_sweep(options: E2EOptions, client_counts: Sequence[int], probe: LoadProbe | None = None,

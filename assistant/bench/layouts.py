@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 import psutil
 
+from assistant.bench.report import metric_samples
 from assistant.errors import ConfigError
 from assistant.server.spawn import free_ports, spawn_model_server, spawn_server
 
@@ -159,20 +159,15 @@ def _triton_counters(url: str | None) -> dict[str, dict[str, float]] | None:
     """Triton's cumulative per-model counters, or None without a model server (or when it does not answer)."""
     if url is None:
         return None
-    from prometheus_client.parser import text_string_to_metric_families
-
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            text = response.read().decode()
-    except OSError:
+    samples = metric_samples(url)
+    if samples is None:
         return None
     out: dict[str, dict[str, float]] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            name = sample.name.removesuffix("_total")  # the parser names counters' samples NAME_total
-            if name in TRITON_COUNTERS and "model" in sample.labels:
-                model = out.setdefault(sample.labels["model"], dict.fromkeys(TRITON_COUNTERS, 0.0))
-                model[name] += sample.value
+    for sample in samples:
+        name = sample.name.removesuffix("_total")
+        if name in TRITON_COUNTERS and "model" in sample.labels:
+            model = out.setdefault(sample.labels["model"], dict.fromkeys(TRITON_COUNTERS, 0.0))
+            model[name] += sample.value
     return out
 
 

@@ -42,6 +42,16 @@ def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: s
     plt.close(fig)
 
 
+def _against_clients(axis: Any, clients: Sequence[int], ylabel: str, title: str) -> None:
+    """An axis whose x is the number of concurrent clients (a log-2 scale, one tick per count measured)."""
+    axis.set_xscale("log", base=2)
+    axis.set_xticks(clients, [str(c) for c in clients])
+    axis.set_xlabel("concurrent real-time clients")
+    axis.set_ylabel(ylabel)
+    axis.set_title(title)
+    axis.grid(alpha=0.3)
+
+
 def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: float | None = None) -> None:
     """Left: the distribution of each stage's time from the end of speech (client clock), one box per client
     count. Right: voice-to-action p50/p95/p99 against the number of concurrent clients."""
@@ -82,14 +92,9 @@ def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: fl
                            color="#C44E52", fontsize=8, xytext=(4, 4), textcoords="offset points")
     if aim_s is not None:
         right.axhline(aim_s, color="#C44E52", linewidth=1, alpha=0.6, label=f"aim p95 {aim_s:g} s")
-    right.set_xscale("log", base=2)
-    right.set_xticks(clients, [str(c) for c in clients])
-    right.set_xlabel("concurrent real-time clients")
-    right.set_ylabel("voice-to-action, seconds")
-    right.set_title("voice-to-action against load")
+    _against_clients(right, clients, "voice-to-action, seconds", "voice-to-action against load")
     right.set_ylim(bottom=0)
     right.legend(fontsize=8)
-    right.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,12 +139,7 @@ def plot_e2e_layouts(points: Sequence[dict[str, Any]], path: Path, title: str, a
     for axis, label, heading in ((latency, "voice-to-action, seconds", "voice-to-action against load"),
                                  (right, "requests done right, %", "the same answer under any load"),
                                  (cores, "CPU cores busy", "where the CPU went")):
-        axis.set_xscale("log", base=2)
-        axis.set_xticks(all_clients, [str(c) for c in all_clients])
-        axis.set_xlabel("concurrent real-time clients")
-        axis.set_ylabel(label)
-        axis.set_title(heading)
-        axis.grid(alpha=0.3)
+        _against_clients(axis, all_clients, label, heading)
         axis.legend(fontsize=7)
     latency.set_ylim(bottom=0)
     cores.set_ylim(bottom=0)

@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import subprocess
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -72,6 +73,19 @@ def machine_info() -> dict[str, Any]:
     return {"cpu": _cpu_model(), "cores": os.cpu_count(), "gpus": _gpus(), "python": platform.python_version(),
             "packages": _versions(), "platform": platform.platform(),
             "when": datetime.now(UTC).isoformat(timespec="seconds")}
+
+
+def metric_samples(url: str) -> list[Any] | None:
+    """Every sample on a Prometheus /metrics page (prometheus_client's parser: a counter's samples are named
+    NAME_total), or None when nothing answers there."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
 
 
 def write_report(path: Path, report: dict[str, Any]) -> None:
