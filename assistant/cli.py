@@ -301,7 +301,7 @@ def _cmd_bench_e2e(args: argparse.Namespace) -> int:
     return run_e2e_bench(E2EBenchOptions(
         _counts("--clients", str(args.clients)), args.corpus, args.duration, args.max_wait, args.seed, args.url,
         args.asr_model, args.store, args.config, args.aim, args.json, args.plot, _token(args),
-        parse_layouts(args.layouts)))
+        parse_layouts(args.layouts), args.client_procs))
 
 
 def _cmd_bench_soak(args: argparse.Namespace) -> int:
@@ -460,6 +460,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="what to start and measure, one after another: single (one process, the default) and/or "
                           "triton:N (assistant model-server + N gateways on one port), e.g. single,triton:2")
     e2e.add_argument("--clients", default="1", help="concurrent clients; a comma list is a sweep, e.g. 1,2,4,8")
+    e2e.add_argument("--client-procs", type=int, default=1,
+                     help="processes the clients are spread over (one event loop carries a few hundred at most)")
     e2e.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
     e2e.add_argument("--duration", type=float, default=60.0, help="seconds of load per client count")
     e2e.add_argument("--max-wait", type=float, default=10.0,

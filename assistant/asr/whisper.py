@@ -22,11 +22,29 @@ import numpy as np
 
 from assistant.asr.models import whisper_model_dir
 
-__all__ = ["WhisperRecognizer", "float_audio"]
+__all__ = ["WhisperRecognizer", "float_audio", "one_blas_thread_for_numpy"]
 
 # faster-whisper's defaults for dropping a segment as non-speech: both must hold
 _NO_SPEECH_PROB = 0.6
 _LOG_PROB = -1.0
+
+
+def one_blas_thread_for_numpy() -> int:
+    """Sets numpy's own BLAS (OpenBLAS in numpy.libs) to one thread; returns how many libraries it set.
+
+    faster-whisper's features end in a small matmul (80 mel filters x 201 FFT bins x the frames). On a 16-core
+    machine numpy's OpenBLAS runs it on 16 threads whose workers then spin in sched_yield between calls: with
+    four recognizers under load, 11 cores went on spinning (half of it system time) and each decode waited for
+    them. One thread does that matmul in about a millisecond. Only numpy's copy is touched: torch's and
+    CTranslate2's thread pools (training, the NLU model, CPU decoding) keep their own settings."""
+    from threadpoolctl import ThreadpoolController
+
+    controller = ThreadpoolController()
+    numpy_blas = [lib.filepath for lib in controller.lib_controllers
+                  if lib.user_api == "blas" and Path(lib.filepath).parent.name.startswith("numpy")]
+    if numpy_blas:
+        controller.select(filepath=numpy_blas).limit(limits=1)
+    return len(numpy_blas)
 
 
 def float_audio(pcm16k: bytes) -> np.ndarray:
@@ -47,6 +65,7 @@ class WhisperRecognizer:
         from faster_whisper.transcribe import get_suppressed_tokens
 
         self.model_name, self.device, self.compute_type = model, device, compute_type
+        one_blas_thread_for_numpy()
         folder = model_dir or whisper_model_dir(model, cache_dir)
         self._model = WhisperModel(str(folder), device=device, device_index=device_index, compute_type=compute_type)
         self._beam_size = beam_size

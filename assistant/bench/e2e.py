@@ -9,6 +9,10 @@ client time t): `speech_end` event, `transcript`, `intent`, `result`; plus the s
 A sweep (`--clients 1,2,4,8`) runs one point per client count and stops at the first point the server cannot keep
 up with: a request whose result does not come within `--max-wait` seconds of the end of its audio counts as lost,
 and latency that grows steadily over a point means the queue grows without bound.
+
+One Python event loop can carry a few hundred real-time clients at most; past that its own lag shows up as
+latency. `--client-procs N` spreads the clients over N processes (each client's choices are seeded by its index,
+so the load is the same however it is split).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import multiprocessing
 import random
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -181,6 +187,7 @@ class E2EOptions:
     pause_s: tuple[float, float] = (1.0, 4.0)  # think time between one client's requests
     seed: int = 0
     token: str | None = None  # the server's access token, if it needs one
+    client_procs: int = 1  # processes the clients are spread over, each with its own event loop
 
 
 def frames_of(item: CorpusItem) -> int:
@@ -207,15 +214,20 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         await asyncio.sleep(rng.uniform(*options.pause_s))
 
 
-async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float, int]:
-    """One client count's measurements, its wall time and the audio frames its clients sent."""
+async def run_point(clients: int, options: E2EOptions, only: Sequence[int] | None = None, progress: bool = True
+                    ) -> tuple[list[Measurement], float, int]:
+    """One client count's measurements, its wall time and the audio frames its clients sent. `only`: the indices
+    of the clients this process runs (all by default)."""
     sink: list[Measurement] = []
     frames: list[int] = []
     t0 = time.monotonic()
     deadline = t0 + options.duration_s
-    rngs = [random.Random(options.seed * 1000 + clients * 100 + i) for i in range(clients)]
-    tasks = [asyncio.create_task(_client(i, options, t0, deadline, rngs[i], sink, frames)) for i in range(clients)]
-    with tqdm(total=round(options.duration_s), desc=f"{clients} client(s)", unit="s", file=sys.stderr) as bar:
+    mine = range(clients) if only is None else only
+    tasks = [asyncio.create_task(_client(i, options, t0, deadline,
+                                         random.Random(options.seed * 1000 + clients * 100 + i), sink, frames))
+             for i in mine]
+    with tqdm(total=round(options.duration_s), desc=f"{clients} client(s)", unit="s", file=sys.stderr,
+              disable=not progress) as bar:
         while not all(t.done() for t in tasks):
             await asyncio.sleep(1.0)
             bar.n = min(round(time.monotonic() - t0), bar.total)
@@ -228,6 +240,26 @@ async def run_point(clients: int, options: E2EOptions) -> tuple[list[Measurement
     for task in tasks:
         task.result()  # a bug in a client is an error, not a quiet gap in the numbers
     return sink, time.monotonic() - t0, sum(frames)
+
+
+def _run_share(clients: int, options: E2EOptions, share: list[int], progress: bool
+               ) -> tuple[list[Measurement], float, int]:
+    """A client process's part of one point (module level: it is pickled into the process)."""
+    return event_loop.run(run_point(clients, options, share, progress))
+
+
+def measure_point(clients: int, options: E2EOptions) -> tuple[list[Measurement], float, int]:
+    """run_point in this process, or spread over options.client_procs processes (spawned, so no event loop or
+    thread is inherited): their measurements together, the longest wall time, all frames."""
+    procs = min(options.client_procs, clients)
+    if procs <= 1:
+        return event_loop.run(run_point(clients, options))  # uvloop: a few hundred clients on one loop
+    shares = [list(range(i, clients, procs)) for i in range(procs)]
+    with ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = list(pool.map(_run_share, [clients] * procs, [options] * procs, shares,
+                              [i == 0 for i in range(procs)]))  # one progress bar: the first share's
+    return ([m for part, _, _ in parts for m in part], max(wall for _, wall, _ in parts),
+            sum(frames for _, _, frames in parts))
 
 
 def metrics_url(url: str) -> str:
@@ -304,8 +336,8 @@ def _load_row(p: dict[str, Any]) -> list[Any]:
             "-" if load["model_server_cores"] is None else f"{load['model_server_cores']:.2f}",
             f"{load['client_cores']:.2f}", load["frames_per_s_per_gateway"],
             "/".join(f"{g:.0f}" for g in gpus) if gpus else "-",
-            ", ".join(f"{model} {b['requests_per_execution']:g} / {b['queue_ms_mean']:g} ms"
-                      for model, b in sorted(batching.items())) or "-"]
+            ", ".join(f"{model} {b['requests_per_execution']:g} / {b['queue_ms_mean']:g} / "
+                      f"{b['execution_ms_mean']:g} ms" for model, b in sorted(batching.items())) or "-"]
 
 
 def print_report(points: Sequence[dict[str, Any]]) -> None:
@@ -322,7 +354,7 @@ def print_report(points: Sequence[dict[str, Any]]) -> None:
     if any(p.get("load") for p in points):
         print("\nwhere the time went (CPU cores busy over the point; frames: 20 ms websocket frames received):")
         print(format_table(["layout", "clients", "gateway cores", "model-server cores", "client cores",
-                            "frames/s per gateway", "GPU %", "batching (requests per execution, queue ms)"],
+                            "frames/s per gateway", "GPU %", "batching (requests per execution / queue / execution ms)"],
                            [_load_row(p) for p in points]))
     for p in points:
         stage_rows = [[f"client: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
@@ -343,7 +375,7 @@ def run_sweep(options: E2EOptions, client_counts: Sequence[int], probe: LoadProb
         before = _scrape(options.url) if scrape else None
         if probe is not None:
             probe.begin()
-        measurements, wall, frames = event_loop.run(run_point(clients, options))  # uvloop: 256 clients, one loop
+        measurements, wall, frames = measure_point(clients, options)
         server = _server_load(before, _scrape(options.url), wall) if scrape else None
         load = probe.end(wall, frames) if probe is not None else None
         verdict = judge(measurements, options.duration_s)
@@ -382,10 +414,14 @@ class E2EBenchOptions:
     plot: Path | None = None
     token: str | None = None  # access token of a server given with --url
     layouts: tuple[Layout, ...] = (Layout(0),)  # started here one after another (without --url)
+    client_procs: int = 1  # processes the clients are spread over
+
 
     def __post_init__(self) -> None:
         if not self.clients or min(self.clients) < 1:
             raise ConfigError(f"--clients {','.join(map(str, self.clients))!r}: give client counts like 1,2,4,8")
+        if self.client_procs < 1:
+            raise ConfigError(f"--client-procs {self.client_procs}: at least 1")
         if self.store is not None and len(self.layouts) > 1:
             raise ConfigError("--store: one layout at a time (each layout books into a store of its own)")
 
@@ -400,7 +436,8 @@ def _sweep_layout(run: E2EBenchOptions, layout: Layout, corpus: list[CorpusItem]
     store = run.store or scratch / f"bookings-{layout.name.replace(':', '-')}.sqlite"
     print(f"[bench] layout {layout.name}", file=sys.stderr)
     with deploy(layout, store, limits, config_args) as deployment:
-        options = E2EOptions(deployment.url, corpus, run.duration_s, run.max_wait_s, seed=run.seed)
+        options = E2EOptions(deployment.url, corpus, run.duration_s, run.max_wait_s, seed=run.seed,
+                             client_procs=run.client_procs)
         # One gateway's /metrics would speak for its own share of the connections only.
         return run_sweep(options, run.clients, LoadProbe(deployment, gpus), scrape=layout.gateways <= 1)
 
@@ -409,7 +446,8 @@ def run_e2e_bench(run: E2EBenchOptions) -> int:
     """The CLI's `bench e2e`: run the sweep against --url, or against each of --layouts started here in turn;
     print, write JSON and a plot."""
     corpus = load_corpus(run.corpus)
-    options = E2EOptions(run.url or "", corpus, run.duration_s, run.max_wait_s, seed=run.seed, token=run.token)
+    options = E2EOptions(run.url or "", corpus, run.duration_s, run.max_wait_s, seed=run.seed, token=run.token,
+                         client_procs=run.client_procs)
     if run.url:
         points = run_sweep(options, run.clients)
     else:
@@ -428,7 +466,7 @@ def run_e2e_bench(run: E2EBenchOptions) -> int:
               "server": run.url or "spawned on this machine, one layout after another",
               "layouts": [] if run.url else [layout.name for layout in run.layouts], "models": models,
               "options": {"clients": list(run.clients), "duration_s": run.duration_s, "max_wait_s": run.max_wait_s,
-                          "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed,
+                          "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed, "client_procs": run.client_procs,
                           "start_spread_s": options.start_spread_s, "pause_s": list(options.pause_s)},
               "points": points}
     if run.json:

@@ -108,8 +108,9 @@ def deploy(layout: Layout, store: Path, server_args: Sequence[str], config_args:
         _stop(model_proc)
 
 
-def _cpu_s(process: psutil.Process, tree: bool = False) -> float:
-    """CPU seconds (user + system) of a process, and of its living descendants with `tree`; 0 once it is gone."""
+def _cpu_s(process: psutil.Process, tree: bool = False, ended_children: bool = False) -> float:
+    """CPU seconds (user + system) of a process, and of its living descendants with `tree`, and of its children
+    that ended and were waited for with `ended_children` (the bench's client processes); 0 once it is gone."""
     total = 0.0
     for each in [process, *(process.children(recursive=True) if tree else [])]:
         try:
@@ -117,6 +118,8 @@ def _cpu_s(process: psutil.Process, tree: bool = False) -> float:
         except psutil.Error:
             continue
         total += times.user + times.system
+        if ended_children and each is process:
+            total += times.children_user + times.children_system
     return total
 
 
@@ -173,8 +176,9 @@ def _triton_counters(url: str | None) -> dict[str, dict[str, float]] | None:
 
 def triton_batching_between(before: dict[str, dict[str, float]] | None, after: dict[str, dict[str, float]] | None
               ) -> dict[str, Any] | None:
-    """Per model over one point: requests, executions, requests merged per execution, mean queue wait and mean
-    compute per execution."""
+    """Per model over one point: requests, executions, requests merged per execution, mean queue wait, and the
+    mean compute time of the execution a request was in. Triton adds an execution's compute time once for every
+    request in it (its counters are per request), so the sum is divided by requests, not executions."""
     if before is None or after is None:
         return None
     out = {}
@@ -186,8 +190,7 @@ def triton_batching_between(before: dict[str, dict[str, float]] | None, after: d
         out[model] = {"requests": int(requests), "executions": int(executions),
                       "requests_per_execution": round(requests / max(executions, 1), 2),
                       "queue_ms_mean": round(delta["nv_inference_queue_duration_us"] / requests / 1e3, 2),
-                      "compute_ms_per_execution": round(
-                          delta["nv_inference_compute_infer_duration_us"] / max(executions, 1) / 1e3, 2)}
+                      "execution_ms_mean": round(delta["nv_inference_compute_infer_duration_us"] / requests / 1e3, 2)}
     return out
 
 
@@ -204,7 +207,7 @@ class LoadProbe:
     def _read_cpu(self) -> tuple[list[float], float, float]:
         model = self.deployment.model_server
         return ([_cpu_s(g) for g in self.deployment.gateways], _cpu_s(model, tree=True) if model else 0.0,
-                _cpu_s(self._me))
+                _cpu_s(self._me, ended_children=True))
 
     def begin(self) -> None:
         self._began = time.monotonic()
