@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from tqdm import tqdm
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from assistant import event_loop
 from assistant.bench.layouts import GpuUtilization, Layout, LoadProbe, deploy
@@ -207,7 +207,7 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         try:
             await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
             finished = True
-        except (TimeoutError, OSError, ConnectionClosed):
+        except (TimeoutError, OSError, ConnectionClosed, InvalidHandshake):  # refused at the handshake too
             finished = False  # what arrived is measured; an utterance without its result counts as lost
         sink.extend(measure_request(index, item, round(sent_at, 3), events, finished))
         frames.append(frames_of(item))
