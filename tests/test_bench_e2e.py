@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -221,6 +222,40 @@ def test_a_server_that_drops_connections_counts_them_as_lost(short_corpus: Path,
     assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr
     (point,) = json.loads(report.read_text())["points"]
     assert not point["keeps_up"] and point["lost"] == point["requests"] >= 1
+
+
+@pytest.fixture()
+def hanging_up_server() -> Iterator[str]:
+    """A TCP server that accepts and hangs up before the websocket handshake is answered (a busy box at its
+    limits): the client sees an invalid handshake, not a closed websocket."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def hang_up() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            connection.close()
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    yield f"ws://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_a_refused_handshake_counts_as_lost_not_as_a_crash(short_corpus: Path, tmp_path: Path,
+                                                           hanging_up_server: str) -> None:
+    report = tmp_path / "e2e.json"
+    run = _bench("--url", hanging_up_server, "--clients", "2", "--client-procs", "2", "--corpus", str(short_corpus),
+                 "--duration", "2", "--max-wait", "1", "--json", str(report), timeout=120)
+    assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr
+    (point,) = json.loads(report.read_text())["points"]
+    assert not point["keeps_up"] and point["lost"] == point["requests"] >= 2
 
 
 def test_a_short_soak_reports_requests_errors_and_memory(short_corpus: Path, tmp_path: Path,
