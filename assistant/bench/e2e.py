@@ -354,7 +354,8 @@ def print_report(points: Sequence[dict[str, Any]]) -> None:
     if any(p.get("load") for p in points):
         print("\nwhere the time went (CPU cores busy over the point; frames: 20 ms websocket frames received):")
         print(format_table(["layout", "clients", "gateway cores", "model-server cores", "client cores",
-                            "frames/s per gateway", "GPU %", "batching (requests per execution / queue / execution ms)"],
+                            "frames/s per gateway", "GPU %",
+                            "batching (requests per execution / queue / execution ms)"],
                            [_load_row(p) for p in points]))
     for p in points:
         stage_rows = [[f"client: {s}", _ms(x, "p50_ms"), _ms(x, "p95_ms"), _ms(x, "p99_ms")]
@@ -466,7 +467,8 @@ def run_e2e_bench(run: E2EBenchOptions) -> int:
               "server": run.url or "spawned on this machine, one layout after another",
               "layouts": [] if run.url else [layout.name for layout in run.layouts], "models": models,
               "options": {"clients": list(run.clients), "duration_s": run.duration_s, "max_wait_s": run.max_wait_s,
-                          "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed, "client_procs": run.client_procs,
+                          "corpus": str(run.corpus), "corpus_requests": len(corpus), "seed": run.seed,
+                          "client_procs": run.client_procs,
                           "start_spread_s": options.start_spread_s, "pause_s": list(options.pause_s)},
               "points": points}
     if run.json:
