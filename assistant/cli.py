@@ -317,6 +317,12 @@ def _cmd_bench_expressions(args: argparse.Namespace) -> int:
     return run_expression_bench(_settings(args), ExpressionBenchOptions(args.json, not args.no_duckling))
 
 
+def _cmd_bench_zh_expressions(args: argparse.Namespace) -> int:
+    from assistant.bench.zh_expressions import run_zh_expression_bench
+
+    return run_zh_expression_bench(args.json)
+
+
 def _cmd_bench_turns(args: argparse.Namespace) -> int:
     from assistant.bench.turns import POLICIES, TurnsBenchOptions, run_turns_bench
 
@@ -489,6 +495,11 @@ def _parser() -> argparse.ArgumentParser:
     expr.add_argument("--json", type=Path, help="write the report here")
     expr.add_argument("--no-duckling", action="store_true", help="skip the Duckling comparison")
     expr.set_defaults(func=_cmd_bench_expressions)
+    zh_expr = bench.add_parser("zh-expressions", parents=[common],
+                               help="the Chinese date/time/duration/head-count table, span by span: ours and "
+                                    "ChineseTimeNLP")
+    zh_expr.add_argument("--json", type=Path, help="write the report here")
+    zh_expr.set_defaults(func=_cmd_bench_zh_expressions)
     turns = bench.add_parser("turns", parents=[common],
                              help="end-of-turn policies side by side: false cutoffs at pauses, wait, right bookings")
     turns.add_argument("--pauses", type=Path, default=corpus.parent / "pauses", help="the pause corpus")

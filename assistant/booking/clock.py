@@ -150,7 +150,11 @@ def _special(text: str) -> ClockTime | None:
 
 def parse_clock(text: str) -> ClockTime | None:
     """One clock time, read in full; None when the text is not one (e.g. "this afternoon" alone: a day part, no
-    clock; "a": one letter is never a time; words left over: not read)."""
+    clock; "a": one letter is never a time; words left over: not read). Chinese: assistant/booking/zh_time.py."""
+    from assistant.booking.zh_time import has_chinese, parse_zh_clock  # it builds on this module's ClockTime
+
+    if has_chinese(text):
+        return parse_zh_clock(text)
     lower = re.sub(r"\s+", " ", text.strip().lower())
     special = _special(re.sub(r"\s+", " ", _FILLER.sub(" ", lower)).strip())
     if special is not None:

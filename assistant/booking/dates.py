@@ -251,6 +251,10 @@ def _resolve(core: str, today: date) -> date | None:
 
 def parse_date(text: str, today: date) -> ResolvedDate | None:
     """A date phrase as the NLU tagged it; None when it names no day."""
+    from assistant.booking.zh_time import has_chinese, parse_zh_date  # it builds on this module's ResolvedDate
+
+    if has_chinese(text):
+        return parse_zh_date(text, today)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):  # ISO, as a proposal or a client writes it
         try:
             return ResolvedDate(date.fromisoformat(text.strip()))

@@ -9,6 +9,7 @@ import re
 from datetime import timedelta
 
 from assistant.booking.numbers import words_to_digits
+from assistant.booking.zh_time import has_chinese, parse_zh_duration
 
 __all__ = ["parse_duration"]
 
@@ -20,6 +21,8 @@ def _minutes(amount: float, unit: str) -> float:
 
 
 def parse_duration(text: str) -> timedelta | None:
+    if has_chinese(text):  # "一个半小时"
+        return parse_zh_duration(text)
     lower = text.lower().replace("-", " ")
     lower = re.sub(r"\b(for|about|around|lasting|roughly|full)\b", " ", lower)
     lower = re.sub(r"\s+", " ", lower)

@@ -16,6 +16,7 @@ from assistant.booking.dates import parse_date
 from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_now, resolve_interval
 from assistant.booking.numbers import word_to_int
 from assistant.booking.rooms import RoomDirectory, RoomMatch
+from assistant.booking.zh_time import has_chinese, parse_zh_count
 
 __all__ = ["MeetingRequest", "Unread", "normalize_request"]
 
@@ -56,6 +57,8 @@ def _first(slots: Sequence[tuple[str, str]], name: str) -> str | None:
 def _people(text: str | None) -> int | None:
     if text is None:
         return None
+    if has_chinese(text):
+        return parse_zh_count(text)
     match = re.search(r"\d+", text)
     return int(match.group(0)) if match else word_to_int(text)
 
