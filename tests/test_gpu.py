@@ -120,6 +120,10 @@ def test_whisper_on_cuda_decodes_commands_that_end_together_in_one_call(settings
 
     recognizer = WhisperRecognizer(settings.cache_dir, "tiny.en", "cuda", "float16")
     recognizer.warm_up()
+    from threadpoolctl import threadpool_info  # a recognizer on a GPU put numpy's BLAS on one thread
+
+    assert all(i["num_threads"] == 1 for i in threadpool_info()
+               if i["user_api"] == "blas" and Path(i["filepath"]).parent.name.startswith("numpy"))
     pcms = []
     for name in ("book_everest_tomorrow_9.wav", "cancel_denali_friday.wav"):
         with wave.open(str(DATA / name), "rb") as wav:

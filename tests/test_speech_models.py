@@ -92,25 +92,26 @@ def test_utterances_that_end_together_are_decoded_in_one_call(tmp_path: Path) ->
     assert batched[2] == "" and batched[3] == batched[0]  # silence says nothing; a batch row is its own decode
 
 
-def test_a_recognizer_puts_numpys_blas_on_one_thread_and_leaves_torchs_alone(tmp_path: Path) -> None:
-    # numpy's OpenBLAS on every core spun 11 of 16 cores around the features' small matmul on an H200 machine.
-    # In a fresh process (the setting is process-wide), where OpenBLAS starts with one thread per core.
+def test_numpys_blas_goes_to_one_thread_and_torchs_pool_is_left_alone() -> None:
+    # What a recognizer on a GPU does at start (numpy's OpenBLAS on every core spun 11 of 16 cores around the
+    # features' small matmul on an H200 machine). In a fresh process: the setting is process-wide, and OpenBLAS
+    # starts there with one thread per core.
     code = (
-        "import json, sys, torch\n"
+        "import json, torch\n"
         "from pathlib import Path\n"
         "from threadpoolctl import threadpool_info\n"
-        "from assistant.asr.whisper import WhisperRecognizer\n"
+        "from assistant.asr.whisper import one_blas_thread_for_numpy\n"
         "def threads(): return {i['internal_api'] + ':' + Path(i['filepath']).parent.name: i['num_threads']"
         " for i in threadpool_info()}\n"
         "before = threads()\n"
-        "WhisperRecognizer(Path(sys.argv[1]), 'tiny.en')\n"
+        "one_blas_thread_for_numpy()\n"
         "print(json.dumps([before, threads()]))\n"
     )
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one core: OpenBLAS starts on one thread, so there is nothing to take away")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env,
-                          timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          check=True)
     before, after = json.loads(done.stdout.strip().splitlines()[-1])
     numpy_blas = [name for name in before if name.startswith("openblas:numpy")]
     assert numpy_blas and all(before[name] > 1 and after[name] == 1 for name in numpy_blas), (before, after)

@@ -31,14 +31,17 @@ def spawn_server(store: Path, extra_args: Sequence[str] = (), echo_log: bool = F
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store),
                              *extra_args], stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
+    said: list[str] = []
     for line in proc.stderr:
         if echo_log:
             sys.stderr.write(f"[server] {line}")
         if line.startswith("listening on "):
             threading.Thread(target=_drain, args=(proc.stderr, echo_log, log), daemon=True).start()
             return proc, line.split()[-1]
+        said.append(line)
     proc.wait(30)
-    raise RuntimeError(f"the server did not start (exit code {proc.returncode})")
+    last = "".join(said[-15:])  # why it stopped: the caller sees it without re-running with echo
+    raise RuntimeError(f"the server did not start (exit code {proc.returncode}); its last words:\n{last}")
 
 
 def free_ports(count: int) -> list[int]:
