@@ -417,7 +417,6 @@ class E2EBenchOptions:
     layouts: tuple[Layout, ...] = (Layout(0),)  # started here one after another (without --url)
     client_procs: int = 1  # processes the clients are spread over
 
-
     def __post_init__(self) -> None:
         if not self.clients or min(self.clients) < 1:
             raise ConfigError(f"--clients {','.join(map(str, self.clients))!r}: give client counts like 1,2,4,8")
