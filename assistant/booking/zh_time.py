@@ -177,18 +177,16 @@ def parse_zh_duration(text: str) -> timedelta | None:
     if core in ("三刻钟", "三刻"):
         return timedelta(minutes=45)
     match = re.fullmatch(rf"(?:({_NUMERAL})?(半)?小时)?(?:({_NUMERAL})分钟?)?", core)
-    if not core or not match or not any(match.groups()):
+    if not match or not any(match.groups()):  # nothing said: "" and "很久" alike
         return None
     hours_said, half, minutes_said = match.groups()
     if hours_said is None and half is None and "小时" in core:
-        return None  # "小时" alone
+        return None  # an hour count without its number: "小时", "小时十五分钟"
     hours = zh_number(hours_said) if hours_said else 0
     minutes = zh_number(minutes_said) if minutes_said else 0
     if hours is None or minutes is None:
         return None
     total = hours * 60 + (30 if half else 0) + minutes
-    if half and hours_said is None and "半小时" not in core:
-        return None
     return timedelta(minutes=total) if total > 0 else None
 
 
