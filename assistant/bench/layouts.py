@@ -222,7 +222,8 @@ class LoadProbe:
             "layout": self.deployment.layout.name, "gateways": n,
             "gateway_cores": [round((a - b) / wall_s, 2) for a, b in zip(gateways, gateways0, strict=True)],
             "model_server_cores": round((model - model0) / wall_s, 2) if self.deployment.model_server else None,
-            "client_cores": round((clients - clients0) / wall_s, 2),
+            # three decimals: one idle-ish client is a few thousandths of a core, which two decimals round to 0
+            "client_cores": round((clients - clients0) / wall_s, 3),
             "frames_per_s_per_gateway": round(frames_sent / wall_s / n, 1),
             "gpu_utilization_percent": self.gpus.mean_since(self._began),
             "triton_batching": triton_batching_between(self._triton,
