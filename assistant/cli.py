@@ -16,6 +16,7 @@ from typing import IO
 from assistant.asr.models import SPEECH_MODELS
 from assistant.config import Settings, load_settings
 from assistant.errors import AssistantError, ConfigError
+from assistant.nlu.model_folder import NLUModel
 from assistant.zones import parse_reference, parse_zone
 from engines.base import ShapeProfile
 
@@ -166,7 +167,8 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
     if args.now is not None or args.tz is not None:
         _reference_time(args.now, args.tz, _settings(args))  # refuse a bad --now/--tz before connecting
-    return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast, token=_token(args))
+    return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast, token=_token(args),
+                    language=args.language)
 
 
 def _cmd_mic(args: argparse.Namespace) -> int:
@@ -176,23 +178,30 @@ def _cmd_mic(args: argparse.Namespace) -> int:
     _reference_time(args.now, zone, _settings(args))  # refuse a bad --now/--tz before opening the microphone
     device = int(args.device) if args.device and args.device.isdigit() else args.device
     try:
-        return run_mic(args.url, device, zone, args.now, args.seconds, args.json, _token(args))
+        return run_mic(args.url, device, zone, args.now, args.seconds, args.json, _token(args), args.language)
     except OSError as exc:  # PortAudio missing, or no such device
         raise ConfigError(f"microphone: {exc} (Debian: apt-get install libportaudio2; list devices with "
                           "python -m sounddevice)") from exc
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
-    from assistant.wiring import meeting_model
+def _language_model(args: argparse.Namespace, settings: Settings, rebuild: bool = False) -> NLUModel:
+    """--language en (MiniLM) or zh (the Chinese and mixed-language model on multilingual-e5)."""
+    from assistant.wiring import chinese_model, meeting_model
 
-    model = meeting_model(_settings(args), rebuild=args.force)
-    print(json.dumps({"folder": str(model.folder), "dev": model.manifest["dev"],
-                      "int8_kept": model.manifest["int8_kept"]}, indent=2))
+    return (chinese_model if args.language == "zh" else meeting_model)(settings, rebuild)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    languages = ["en", "zh"] if args.language == "all" else [args.language]
+    for language in languages:
+        model = _language_model(argparse.Namespace(language=language), settings, rebuild=args.force)
+        print(json.dumps({"language": language, "folder": str(model.folder), "dev": model.manifest["dev"],
+                          "int8_kept": model.manifest["int8_kept"]}, indent=2))
     return 0
 
 
 def _cmd_build_onnx(args: argparse.Namespace) -> int:
-    from assistant.wiring import meeting_model
     from models.accuracy_gate import MAX_DROP_POINTS
     from models.precision_files import PRECISIONS, ensure_precision_file
 
@@ -200,7 +209,7 @@ def _cmd_build_onnx(args: argparse.Namespace) -> int:
     unknown = [p for p in wanted if p not in PRECISIONS]
     if unknown or not wanted:
         raise ConfigError(f"--precision {args.precision!r}: precision must be one of {', '.join(PRECISIONS)}")
-    model = meeting_model(_settings(args))
+    model = _language_model(args, _settings(args))
     report = {}
     for precision in wanted:
         made = ensure_precision_file(model, precision, allow_rejected=True)
@@ -240,7 +249,6 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
     import importlib.util
 
     from assistant.errors import BackendUnavailable
-    from assistant.wiring import meeting_model
     from models.precision_files import ensure_precision_file
 
     settings = _settings(args)
@@ -249,7 +257,7 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
                           ("cuda", "pip install -e '.[gpu]' (cuda-python)")):
         if importlib.util.find_spec(package) is None:
             raise BackendUnavailable(f"building an engine needs {package}: {hint}")
-    model = meeting_model(settings)
+    model = _language_model(args, settings)
     ensure_precision_file(model, args.precision)  # refuses a precision that failed its accuracy check
     from models.engine_build import build_engine
 
@@ -280,8 +288,11 @@ def _cmd_bench_nlu(args: argparse.Namespace) -> int:
 
     backends = tuple((name, precision or "auto") for name, _, precision in
                      (spec.strip().partition(":") for spec in args.backends.split(",") if spec.strip()))
+    languages = tuple(language.strip() for language in args.language.split(",") if language.strip())
+    if not languages or not set(languages) <= {"en", "zh"}:
+        raise ConfigError(f"--language {args.language!r}: en, zh or en,zh")
     options = NLUBenchOptions(backends, _counts("--batch-sizes", args.batch_sizes), args.seconds, args.threads,
-                              args.json, args.plot, args.whole_path)
+                              args.json, args.plot, args.whole_path, languages)
     return run_nlu_bench(_settings(args), options)
 
 
@@ -321,6 +332,25 @@ def _cmd_bench_zh_expressions(args: argparse.Namespace) -> int:
     from assistant.bench.zh_expressions import run_zh_expression_bench
 
     return run_zh_expression_bench(args.json)
+
+
+def _cmd_bench_encoders(args: argparse.Namespace) -> int:
+    from assistant.bench.encoders import EncoderBenchOptions, run_encoder_bench
+
+    folders: dict[str, Path] = {}
+    for item in args.folder:
+        language, _, folder = item.partition("=")
+        if language not in ("en", "zh") or not folder:
+            raise ConfigError(f"--folder {item!r}: expected en=DIR or zh=DIR")
+        folders[language] = Path(folder)
+    if not folders:  # the trained models of this machine's cache
+        settings = _settings(args)
+        folders = {language: _language_model(argparse.Namespace(language=language), settings).folder
+                   for language in ("en", "zh")}
+    backends = tuple((name, precision or "auto") for name, _, precision in
+                     (spec.strip().partition(":") for spec in args.backends.split(",") if spec.strip()))
+    return run_encoder_bench(EncoderBenchOptions(folders, backends, _counts("--batch-sizes", args.batch_sizes),
+                                                 args.seconds, args.json))
 
 
 def _cmd_bench_turns(args: argparse.Namespace) -> int:
@@ -366,17 +396,21 @@ def _parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
+    train.add_argument("--language", choices=["all", "en", "zh"], default="all",
+                       help="which model: en (MiniLM), zh (Chinese and mixed, multilingual-e5), all (both)")
     train.set_defaults(func=_cmd_train)
 
     onnx = sub.add_parser("build-onnx", parents=[common],
                           help="make the FP16 / INT8 Q/DQ ONNX files for TensorRT and check them against FP32")
     onnx.add_argument("--precision", default="fp16,int8", help="comma-separated: fp16, int8 (default both)")
+    onnx.add_argument("--language", choices=["en", "zh"], default="en", help="whose model (default: English)")
     onnx.add_argument("--json", type=Path, help="write the accuracy report here")
     onnx.set_defaults(func=_cmd_build_onnx)
 
     engine = sub.add_parser("build-engine", parents=[common],
                             help="build the TensorRT engine for this GPU (never done at server start)")
     engine.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="fp16")
+    engine.add_argument("--language", choices=["en", "zh"], default="en", help="whose model (default: English)")
     engine.add_argument("--profile", action="append", default=[], metavar="AXIS=MIN:OPT:MAX",
                         help="batch=1:8:64 or seq=8:32:128 (default from config [nlu] profile_batch/profile_seq)")
     engine.set_defaults(func=_cmd_build_engine)
@@ -414,6 +448,7 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time "
                       "(the server admits the first [limits] audio_burst_s = 30 s of audio at once)")
     send.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
+    send.add_argument("--language", choices=["en", "zh"], help="what the recording speaks (default: en)")
     send.set_defaults(func=_cmd_send)
 
     mic = sub.add_parser("mic", parents=[common], help="talk into the microphone; see partials and results")
@@ -424,6 +459,7 @@ def _parser() -> argparse.ArgumentParser:
     mic.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
     mic.add_argument("--json", action="store_true", help="print every server event as a JSON line")
     mic.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
+    mic.add_argument("--language", choices=["en", "zh"], help="what you speak (default: en)")
     mic.set_defaults(func=_cmd_mic)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
@@ -431,6 +467,8 @@ def _parser() -> argparse.ArgumentParser:
     nlu.add_argument("--backends", default="onnxruntime:fp32,onnxruntime:int8,torch-eager:fp32",
                      help="comma-separated NAME[:PRECISION]")
     nlu.add_argument("--batch-sizes", default="1,32", help="comma-separated batch sizes")
+    nlu.add_argument("--language", default="en",
+                     help="whose model: en (MiniLM), zh (multilingual-e5), or en,zh (both, in one run)")
     nlu.add_argument("--seconds", type=float, default=3.0, help="measuring time per backend and batch size")
     nlu.add_argument("--threads", type=int, default=0, help="CPU threads per call (0: runtime default)")
     nlu.add_argument("--json", type=Path, help="write the report here")
@@ -500,6 +538,17 @@ def _parser() -> argparse.ArgumentParser:
                                     "ChineseTimeNLP")
     zh_expr.add_argument("--json", type=Path, help="write the report here")
     zh_expr.set_defaults(func=_cmd_bench_zh_expressions)
+    encoders = bench.add_parser("encoders", parents=[common],
+                                help="the English and the Chinese model's networks side by side (what routing costs)")
+    encoders.add_argument("--folder", action="append", default=[], metavar="LANG=DIR",
+                          help="a model folder (encoder_config.json, labels.json, tokenizer.json; weights if any); "
+                               "default: both trained models in the cache")
+    encoders.add_argument("--backends", default="onnxruntime:fp32,torch-eager:fp32",
+                          help="comma-separated NAME[:PRECISION]")
+    encoders.add_argument("--batch-sizes", default="1,32", help="comma-separated batch sizes")
+    encoders.add_argument("--seconds", type=float, default=3.0, help="measuring time per case")
+    encoders.add_argument("--json", type=Path, help="write the report here")
+    encoders.set_defaults(func=_cmd_bench_encoders)
     turns = bench.add_parser("turns", parents=[common],
                              help="end-of-turn policies side by side: false cutoffs at pauses, wait, right bookings")
     turns.add_argument("--pauses", type=Path, default=corpus.parent / "pauses", help="the pause corpus")

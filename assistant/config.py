@@ -26,6 +26,8 @@ class NLUSettings:
     max_tokens: int = 128
     max_chars: int = 1000
     batch_size: int = 64
+    # "en": MiniLM; "zh": Chinese and mixed requests on multilingual-e5 (a text with a Chinese character goes there)
+    languages: list[str] = field(default_factory=lambda: ["en", "zh"])
     # GPU backends: shapes an engine is built for / CUDA graphs are captured for, as [min, opt, max]
     profile_batch: list[int] = field(default_factory=lambda: [1, 8, 64])
     profile_seq: list[int] = field(default_factory=lambda: [8, 32, 128])
@@ -60,6 +62,7 @@ class ASRSettings:
     compute_type: str = "int8"
     beam_size: int = 1
     hotwords: bool = True  # prime the recognizer with the room names and the domain's verbs
+    chinese_model: str = "base"  # multilingual Whisper for sessions that speak Chinese ([nlu] languages has "zh")
 
 
 @dataclass(frozen=True)

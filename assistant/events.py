@@ -36,6 +36,7 @@ class Start:
     now: str | None = None  # ISO 8601 reference time, for reproducible tests
     conversation_id: str | None = None
     token: str | None = None  # the server's access token, for clients that cannot send an Authorization header
+    language: str | None = None  # what the speaker speaks: "en" (default) or "zh" (Chinese, and Chinese with English)
 
     def to_wire(self) -> str:
         """The client's side of the codec; fields left unset are left out."""
@@ -58,8 +59,9 @@ ClientMessage = Start | Stop | Audio
 
 _START_TYPES: dict[str, tuple[type, ...]] = {
     "sample_rate": (int,), "format": (str,), "channels": (int,), "timezone": (str,), "now": (str, type(None)),
-    "conversation_id": (str, type(None)), "token": (str, type(None)),
+    "conversation_id": (str, type(None)), "token": (str, type(None)), "language": (str, type(None)),
 }
+SPOKEN_LANGUAGES = ("en", "zh")
 MAX_START_TEXT = 256  # any text field of start (a zone name, an id, a token)
 
 
@@ -95,6 +97,9 @@ def decode_client(message: str | bytes) -> ClientMessage:
             raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {_short(value)}")
         if isinstance(value, str) and len(value) > MAX_START_TEXT:
             raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
+    if values.get("language") not in (None, *SPOKEN_LANGUAGES):
+        raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(SPOKEN_LANGUAGES)}; "
+                                            f"got {_short(values['language'])}")
     return Start(**values)
 
 
@@ -120,6 +125,7 @@ class Ready(ServerEvent):
     type: ClassVar[str] = "ready"
     session_id: str
     sample_rate: int  # what the server resamples to
+    language: str = "en"  # what the recognizer hears this session as (start's "language")
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,7 @@ class Transcript(ServerEvent):
     type: ClassVar[str] = "transcript"
     utterance: int
     text: str
+    language: str = "en"  # the language it was recognized in
 
 
 @dataclass(frozen=True)

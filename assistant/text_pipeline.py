@@ -22,6 +22,7 @@ from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booking, BookingStore
 from assistant.domain import OUT_OF_SCOPE
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
+from assistant.nlu.routing import LanguageRoutedParser
 from engines.base import BackendInfo
 
 __all__ = ["Turn", "TurnOutcome", "DayBookings", "TextPipeline"]
@@ -82,7 +83,7 @@ class DayBookings:
 
 @dataclass
 class TextPipeline:
-    parser: IntentSlotParser
+    parser: IntentSlotParser | LanguageRoutedParser
     dialogue: Dialogue
     store: BookingStore  # the dialogue's store: read for the day view; one worker thread touches it
     rooms: RoomDirectory

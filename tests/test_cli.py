@@ -51,7 +51,7 @@ def test_stdin_dash() -> None:
 
 @pytest.mark.parametrize("text", [
     "😀😀😀 🎉",
-    "明天上午九点预订会议室",
+    "会議室を予約してください",  # Japanese: CJK script, so the Chinese model reads it, and calls it no request
     "Ich möchte bitte einen Tisch für zwei Personen",
     "asdf qwer zxcv uiop",
     "%$#@!^&*()",

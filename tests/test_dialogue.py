@@ -443,3 +443,41 @@ def test_idle_conversations_are_evicted_and_the_count_is_capped(dialogue: Dialog
     dialogue.idle_timeout = timedelta(0)
     say(dialogue, "book denali", "book_meeting", [("room", "denali")], conv="c9")
     assert list(dialogue.conversations) == ["c9"]
+
+
+def test_a_new_request_after_a_conflict_keeps_none_of_the_old_span(dialogue: Dialogue) -> None:
+    """A whole request with its own start, said while a conflict question waits, is its own span: the waiting
+    request's end ("to 4 pm") once stretched "Friday at 10 for an hour" into 10:00-16:00, booked as if said."""
+    say(dialogue, "book everest tomorrow at 3 pm", "book_meeting",
+        [("room", "everest"), ("date", "tomorrow"), ("start_time", "3 pm")])
+    r = say(dialogue, "book everest tomorrow from 3 to 4 pm", "book_meeting",
+            [("room", "everest"), ("date", "tomorrow"), ("start_time", "3"), ("end_time", "4 pm")])
+    assert isinstance(r, Clarify) and r.options  # taken: alternatives offered
+    r = say(dialogue, "book fuji on friday at 10 am for an hour", "book_meeting",
+            [("room", "fuji"), ("date", "friday"), ("start_time", "10 am"), ("duration", "an hour")])
+    assert isinstance(r, Command) and (r.start.hour, r.end.hour) == (10, 11)
+
+
+def test_a_fragment_with_a_start_keeps_the_end_it_answers_for(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book denali tomorrow until 5 pm", "book_meeting",
+            [("room", "denali"), ("date", "tomorrow"), ("end_time", "5 pm")])
+    assert isinstance(r, Clarify) and r.question == "At what time?"
+    r = say(dialogue, "at 3", "book_meeting", [("start_time", "3")])
+    assert isinstance(r, Command) and (r.start.hour, r.end.hour) == (15, 17)
+
+
+def test_a_chinese_conversation_is_asked_and_answered_in_chinese(dialogue: Dialogue) -> None:
+    r = say(dialogue, "帮我订珠峰", "book_meeting", [("room", "珠峰")])
+    assert isinstance(r, Clarify) and r.question == "哪一天？您想订几点？"
+    r = say(dialogue, "明天下午三点", "book_meeting", [("date", "明天"), ("start_time", "下午三点")])
+    assert isinstance(r, Command) and r.committed and (r.room, r.start.hour) == ("everest", 15)
+    r = say(dialogue, "订珠峰明天下午三点", "book_meeting",
+            [("room", "珠峰"), ("date", "明天"), ("start_time", "下午三点")], conv="c2")
+    assert isinstance(r, Clarify) and r.question.startswith("Everest那时已被占用。")
+    assert r.question.endswith("您想要哪个？")
+    r = say(dialogue, "好的", "out_of_scope", [], conv="c2")  # yes, in Chinese: the first alternative
+    assert isinstance(r, Command) and r.committed
+    r = say(dialogue, "撤销", "out_of_scope", [], conv="c2")
+    assert isinstance(r, Command) and r.action == "cancel_meeting"
+    r = say(dialogue, "今天天气怎么样", "out_of_scope", [], conv="c3")
+    assert isinstance(r, Rejected) and r.reason.startswith("这不是会议室的请求")

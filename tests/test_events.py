@@ -30,6 +30,8 @@ def test_client_messages() -> None:
     start = decode_client(json.dumps({"type": "start", "sample_rate": 48000, "timezone": "Europe/Berlin",
                                       "now": "2026-12-02T10:00:00", "conversation_id": "c1"}))
     assert start == Start(48000, "pcm_s16le", 1, "Europe/Berlin", "2026-12-02T10:00:00", "c1")
+    chinese = decode_client('{"type": "start", "sample_rate": 16000, "language": "zh"}')
+    assert isinstance(chinese, Start) and chinese.language == "zh"
     assert decode_client('{"type": "stop"}') == Stop()
     assert decode_client(b"\x01\x02") == Audio(b"\x01\x02")
 
@@ -43,6 +45,8 @@ def test_client_messages() -> None:
     ('{"type": "start", "sample_rate": "16000"}', "bad_start"),
     ('{"type": "start", "sample_rate": true}', "bad_start"),
     ('{"type": "start", "sample_rate": 16000, "codec": "opus"}', "bad_start"),
+    ('{"type": "start", "sample_rate": 16000, "language": "fr"}', "bad_language"),
+    ('{"type": "start", "sample_rate": 16000, "language": 7}', "bad_start"),
     ("x" * (MAX_TEXT_MESSAGE + 1), "message_too_large"),
 ])
 def test_bad_client_messages_get_a_code(message: str, code: str) -> None:
@@ -52,8 +56,9 @@ def test_bad_client_messages_get_a_code(message: str, code: str) -> None:
 
 
 @pytest.mark.parametrize("event", [
-    Ready("s1", 16000), SpeechStart(1, 740), SpeechEnd(1, 2300, forced=True), Partial(1, "book ever"),
-    Transcript(1, "Book Everest tomorrow at nine."),
+    Ready("s1", 16000), Ready("s2", 16000, "zh"), SpeechStart(1, 740), SpeechEnd(1, 2300, forced=True),
+    Partial(1, "book ever"),
+    Transcript(1, "Book Everest tomorrow at nine."), Transcript(2, "帮我订明天上午九点的会议室", "zh"),
     IntentEvent(1, "book_meeting", 0.99, [{"name": "room", "text": "Everest"}]),
     ResultEvent(1, {"type": "rejected", "reason": "x"}), Latency(1, {"transcript": 512.0, "result": 530.5}),
     ErrorEvent("bad_json", "not JSON"),

@@ -15,6 +15,7 @@ import pytest
 
 from assistant.audio.stream import StreamConfig
 from assistant.config import LimitsSettings, Settings
+from assistant.errors import ProtocolError
 from assistant.events import (
     ErrorEvent,
     IntentEvent,
@@ -344,3 +345,34 @@ def test_a_call_is_retried_while_the_model_server_is_away_and_the_client_told_on
             asyncio.run(gives_up())
     finally:
         workers.close()
+
+
+def test_a_session_is_heard_by_the_recognizer_of_its_language(settings: Settings, tmp_path: Path) -> None:
+    """"language": "zh" in start: its speech goes to the Chinese recognizer (its own batcher), its events say so;
+    a language the workers do not hear is refused with its code before anything is counted."""
+    rate, pcm = _wav()
+    english, chinese = FakeRecognizer("book everest"), FakeRecognizer("帮我订珠峰")
+    backend = FakeNLUBackend("book_meeting")
+    workers = Workers(english, fake_pipeline(settings, tmp_path / "b.sqlite", backend), others={"zh": chinese})
+    alone = Workers(FakeRecognizer(), fake_pipeline(settings, tmp_path / "c.sqlite"))
+    sent = Collect()
+
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Asia/Shanghai", now=NOW, language="zh"), workers, StreamConfig(), sent)
+        await sent(session.ready())
+        await _speak(session, pcm, rate)
+        await session.stop()
+        session.close()
+
+    asyncio.run(scenario())
+    workers.close()
+    ready = sent.events[0]
+    transcript = next(e for e in sent.events if isinstance(e, Transcript))
+    assert isinstance(ready, Ready) and ready.language == "zh"
+    assert (transcript.text, transcript.language) == ("帮我订珠峰", "zh")
+    assert chinese.lengths and not english.lengths
+    assert workers.languages == ("en", "zh") and alone.languages == ("en",)
+    with pytest.raises(ProtocolError) as refused:
+        Session(Start(rate, language="zh"), alone, StreamConfig(), sent)
+    assert refused.value.code == "language_unavailable"
+    alone.close()

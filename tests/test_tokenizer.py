@@ -40,3 +40,17 @@ def test_no_truncation_or_fixed_padding_from_the_package(tokenizer: WordPieceTok
     assert item.num_tokens == 302  # refused later by the parser, never silently cut
     (short,) = tokenizer.tokenize(["hi"])
     assert short.num_tokens == 3
+
+
+def test_chinese_characters_digits_and_marks_are_words_and_english_words_stay_whole(chinese_model: NLUModel
+                                                                                   ) -> None:
+    """The Chinese model's SentencePiece tokenizer: a word's span starts past the space SentencePiece glues to it;
+    the lone "▁" before the text's first character is a word with that character's span (as trained: the tokenizer
+    module says why); padding uses XLM-R's <pad>."""
+    tokenizer = WordPieceTokenizer(chinese_model.tokenizer_file)
+    text = "帮我订 Kilimanjaro 明天9:30，六个人"
+    (item,) = tokenizer.tokenize([text])
+    words = [text[s:e] for s, e in item.word_spans]
+    assert words == ["帮", "帮", "我", "订", "Kilimanjaro", "明", "天", "9", ":", "30", "，", "六", "个", "人"]
+    assert item.word_first_token[5] - item.word_first_token[4] > 1  # Kilimanjaro: several pieces, tagged once
+    assert tokenizer.pad_id == 1 and item.ids[0] == 0 and item.ids[-1] == 2  # <pad>, <s>, </s>

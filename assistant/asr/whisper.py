@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +57,19 @@ def float_audio(pcm16k: bytes) -> np.ndarray:
 class WhisperRecognizer:
     def __init__(self, cache_dir: Path, model: str = "tiny.en", device: str = "cpu", compute_type: str = "int8",
                  beam_size: int = 1, hotwords: str | None = None, model_dir: Path | None = None,
-                 device_index: int = 0) -> None:
+                 device_index: int = 0, language: str = "en", rewrite: Callable[[str], str] | None = None) -> None:
         """`hotwords`: words the speech is likely to hold (the room names, the domain's verbs), given to the
         decoder as previous text; tiny.en then hears "Book Denali" instead of "Booked in Ollie". `model_dir`:
         the model's folder when the caller already found it (the model server gets it from its launcher);
-        `device_index`: which GPU (a Triton instance group's)."""
+        `device_index`: which GPU (a Triton instance group's). `language`: what the speech is ("en", "zh"); a
+        multilingual model (base) is told, never left to guess per utterance; with "zh" the hotwords, written in
+        simplified characters, also keep its writing simplified. `rewrite`: applied to every text (Chinese: the
+        domain's words put right by sound, assistant/asr/zh_transcript.py)."""
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
 
-        self.model_name, self.device, self.compute_type = model, device, compute_type
+        self.model_name, self.device, self.compute_type, self.language = model, device, compute_type, language
         if device == "cuda":
             # Where the recognizer serves many streams beside a GPU (measured: 16 cores, 11 spinning). On a CPU
             # numpy keeps its default: the thread count changes the features' rounding, and with it 1 of the
@@ -75,10 +79,12 @@ class WhisperRecognizer:
         folder = model_dir or whisper_model_dir(model, cache_dir)
         self._model = WhisperModel(str(folder), device=device, device_index=device_index, compute_type=compute_type)
         self._beam_size = beam_size
-        # language="en": base is multilingual and would otherwise guess the language of every utterance
+        if language != "en" and not self._model.model.is_multilingual:
+            raise ValueError(f"speech model {model} hears English only; language {language!r} needs base")
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
-                                    language="en")
+                                    language=language)
         self._hotwords = hotwords
+        self._rewrite = rewrite
         self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
         self._suppress = get_suppressed_tokens(self._tokenizer, [-1])
 
@@ -117,4 +123,5 @@ class WhisperRecognizer:
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # length penalty 1, as faster-whisper
         if result.no_speech_prob > _NO_SPEECH_PROB and avg_logprob < _LOG_PROB:
             return ""
-        return str(self._tokenizer.decode([t for t in tokens if t < self._tokenizer.eot])).strip()
+        text = str(self._tokenizer.decode([t for t in tokens if t < self._tokenizer.eot])).strip()
+        return self._rewrite(text) if self._rewrite is not None and text else text

@@ -2,7 +2,8 @@
 
 For each backend and batch size: the whole backend call (numpy ids + mask in, numpy logits out) on real
 tokenized requests, p50/p99 latency and throughput; the first backend listed with torch-eager is the baseline
-that speed-ups are stated against.
+that speed-ups are stated against. With `--language en,zh` both models are measured in the same run (English
+requests on MiniLM, Chinese ones on multilingual-e5): what routing by language costs a Chinese request.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from zoneinfo import ZoneInfo
 
 from tqdm import tqdm
 
+from assistant.bench.calls import MIN_CALLS, time_calls, token_batches
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import BackendUnavailable
 from assistant.nlu.model_folder import NLUModel
-from assistant.nlu.tokenizer import Batch, WordPieceTokenizer
-from assistant.wiring import meeting_model, shape_profile
+from assistant.nlu.tokenizer import WordPieceTokenizer
+from assistant.wiring import chinese_model, meeting_model, shape_profile
 from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
 from models.datagen.generator import GeneratorConfig, generate_splits
@@ -30,7 +32,6 @@ from models.datagen.generator import GeneratorConfig, generate_splits
 __all__ = ["run_nlu_bench", "whole_path", "BenchRow", "NLUBenchOptions"]
 
 BASELINE = "torch-eager"
-MIN_CALLS = 20
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class NLUBenchOptions:
     json: Path | None = None
     plot: Path | None = None
     whole_path: bool = False  # also: the whole text path against the model call alone (the first backend)
+    languages: tuple[str, ...] = ("en",)  # which models: "en" (MiniLM), "zh" (multilingual-e5)
 
 
 @dataclass(frozen=True)
@@ -51,31 +53,11 @@ class BenchRow:
     batch_size: int
     latency: LatencyStats
     throughput: float  # requests per second
+    language: str = "en"  # whose model: "en" MiniLM, "zh" multilingual-e5
 
     def as_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "precision": self.precision, "batch_size": self.batch_size,
-                **self.latency.as_dict(), "requests_per_s": round(self.throughput, 1)}
-
-
-def _batches(tokenizer: WordPieceTokenizer, texts: list[str], batch_size: int) -> list[Batch]:
-    items = tokenizer.tokenize(texts)
-    return [tokenizer.batch(items[i : i + batch_size]) for i in range(0, len(items) - batch_size + 1, batch_size)]
-
-
-def _measure(run: Any, batches: list[Batch], seconds: float, bar: tqdm) -> list[float]:
-    for batch in batches[:5]:  # warm-up: first calls allocate and plan
-        run(batch.input_ids, batch.attention_mask)
-    samples: list[float] = []
-    deadline = time.perf_counter() + seconds
-    i = 0
-    while time.perf_counter() < deadline or len(samples) < MIN_CALLS:
-        batch = batches[i % len(batches)]
-        start = time.perf_counter()
-        run(batch.input_ids, batch.attention_mask)
-        samples.append(time.perf_counter() - start)
-        i += 1
-    bar.update()
-    return samples
+                **self.latency.as_dict(), "requests_per_s": round(self.throughput, 1), "language": self.language}
 
 
 def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str], texts: list[str],
@@ -116,57 +98,69 @@ def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str
             "model_call": model_only.as_dict(), "whole_text_path": whole.as_dict()}
 
 
+def _model_and_texts(settings: Settings, language: str) -> tuple[NLUModel, list[str]]:
+    """The language's model and 512 of its dev requests (held-out templates)."""
+    model = chinese_model(settings) if language == "zh" else meeting_model(settings)
+    _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512, language=language))
+    return model, [e.text for e in dev]
+
+
 def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
-    model = meeting_model(settings)
-    tokenizer = WordPieceTokenizer(model.tokenizer_file)
-    _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512))
-    texts = [e.text for e in dev]
     sizes = list(options.batch_sizes)
-    batches = {size: _batches(tokenizer, texts, size) for size in sizes}
     specs = options.backends
     rows: list[BenchRow] = []
     skipped: dict[str, str] = {}
     devices: dict[str, str] = {}
+    models: dict[str, str] = {}
     # GPU backends are built / captured for the largest batch measured, so no batch is split
     configured = shape_profile(settings)
     top = max(max(sizes), configured.batch[2])
     shapes = ShapeProfile((1, min(8, top), top), configured.seq)
-    with tqdm(total=len(specs) * len(sizes), desc="bench nlu", unit="case", file=sys.stderr) as bar:
-        for name, precision in specs:
-            reason = unavailable_reason(name)
-            if reason is not None:
-                skipped[f"{name}:{precision}"] = reason
-                bar.update(len(sizes))
-                continue
-            try:
-                backend = create_backend(name, model.files, BackendOptions(precision, options.threads, shapes))
-            except BackendUnavailable as exc:
-                skipped[f"{name}:{precision}"] = str(exc)
-                bar.update(len(sizes))
-                continue
-            info = backend.info()
-            devices[info.name] = info.device
-            for size in sizes:
-                samples = _measure(backend.run, batches[size], options.seconds, bar)
-                stats = LatencyStats.from_seconds(samples)
-                rows.append(BenchRow(info.name, info.precision, size, stats, size * len(samples) / sum(samples)))
-            backend.close()
+    loaded = {language: _model_and_texts(settings, language) for language in options.languages}
+    cases = len(specs) * len(sizes) * len(loaded)
+    with tqdm(total=cases, desc="bench nlu", unit="case", file=sys.stderr) as bar:
+        for language, (model, texts) in loaded.items():
+            models[language] = model.key
+            tokenizer = WordPieceTokenizer(model.tokenizer_file)
+            batches = {size: token_batches(tokenizer, texts, size) for size in sizes}
+            for name, precision in specs:
+                reason = unavailable_reason(name)
+                if reason is not None:
+                    skipped[f"{name}:{precision}"] = reason
+                    bar.update(len(sizes))
+                    continue
+                try:
+                    backend = create_backend(name, model.files, BackendOptions(precision, options.threads, shapes))
+                except BackendUnavailable as exc:
+                    skipped[f"{name}:{precision}"] = str(exc)
+                    bar.update(len(sizes))
+                    continue
+                info = backend.info()
+                devices[info.name] = info.device
+                for size in sizes:
+                    samples = time_calls(backend.run, batches[size], options.seconds)
+                    bar.update()
+                    stats = LatencyStats.from_seconds(samples)
+                    rows.append(BenchRow(info.name, info.precision, size, stats, size * len(samples) / sum(samples),
+                                         language))
+                backend.close()
     # the baseline is the first eager PyTorch backend measured (torch-eager on a CPU, torch-eager-cuda on a GPU)
     base_name = next((r.backend for r in rows if r.backend.startswith(BASELINE)), BASELINE)
-    baseline = {r.batch_size: r for r in rows if r.backend == base_name}
+    baseline = {(r.language, r.batch_size): r for r in rows if r.backend == base_name}
     table = []
     for r in rows:
-        base = baseline.get(r.batch_size)
+        base = baseline.get((r.language, r.batch_size))
         speedup = f"{base.latency.p50_ms / r.latency.p50_ms:.1f}x" if base else "-"
-        table.append([r.backend, r.precision, r.batch_size, f"{r.latency.p50_ms:.3f}", f"{r.latency.p99_ms:.3f}",
-                      f"{r.throughput:,.0f}", speedup])
-    print(format_table(["backend", "precision", "batch", "p50 ms", "p99 ms", "requests/s",
+        table.append([r.language, r.backend, r.precision, r.batch_size, f"{r.latency.p50_ms:.3f}",
+                      f"{r.latency.p99_ms:.3f}", f"{r.throughput:,.0f}", speedup])
+    print(format_table(["model", "backend", "precision", "batch", "p50 ms", "p99 ms", "requests/s",
                         f"p50 speed-up vs {base_name}"], table))
     for spec, reason in skipped.items():
         print(f"skipped {spec}: {reason}")
     measured = [(name, precision) for name, precision in specs if f"{name}:{precision}" not in skipped]
-    path = whole_path(settings, model, measured[0], texts, options.seconds) if options.whole_path and measured \
-        else None
+    first_model, first_texts = next(iter(loaded.values()))
+    path = whole_path(settings, first_model, measured[0], first_texts, options.seconds) \
+        if options.whole_path and measured else None
     if options.plot:
         from assistant.bench.plot import plot_backend_latency
 
@@ -177,7 +171,8 @@ def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
         write_report(options.json, {
             "benchmark": "nlu backends, whole backend call (numpy in, numpy out)",
             "command": " ".join(["assistant", "bench", "nlu", *sys.argv[3:]]),
-            "machine": machine_info(), "model": model.key, "threads": options.threads,
+            "machine": machine_info(), "model": models[options.languages[0]], "models": models,
+            "threads": options.threads,
             "baseline": base_name, "devices": devices, "gpu_shapes": shapes.describe(),
             "rows": [r.as_dict() for r in rows], "skipped": skipped, "whole_path": path,
         })

@@ -21,7 +21,8 @@ def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: s
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 3.8), squeeze=False)
     for ax, size in zip(axes[0], sizes, strict=True):
         chosen = [r for r in rows if r["batch_size"] == size]
-        names = [f"{r['backend']}\n{r['precision']}" for r in chosen]
+        names = [f"{r['backend']}\n{r['precision']}" + (f"\n{r['language']}" if r.get("language", "en") != "en" else "")
+                 for r in chosen]
         p50 = [float(str(r["p50_ms"])) for r in chosen]
         p99 = [float(str(r["p99_ms"])) for r in chosen]
         palette = ["#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]

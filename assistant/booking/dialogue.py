@@ -21,6 +21,7 @@ from assistant.booking.dates import parse_date
 from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.durations import parse_duration
 from assistant.booking.interval import TimePolicy, from_now
+from assistant.booking.replies import language_of, say
 from assistant.booking.request import MeetingRequest, normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
@@ -28,9 +29,11 @@ from assistant.booking.store import Booking
 
 __all__ = ["Dialogue", "Conversation"]
 
-_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b", re.I)
-_NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b", re.I)
-_UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$", re.I)
+_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b|"
+                  r"^(好|好的|行|可以|是的|是|对|对的|没问题|就这个|订吧)[吧啊的呀。！!，,\s]*$", re.I)
+_NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b|^(不|不用|不要|算了|不行|不了)", re.I)
+_UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$|"
+                   r"^(撤销|撤回|取消刚才的?(那个|预订)?)[吧。！!\s]*$", re.I)
 _MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, read for a pending move
 _AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what speech after an early end may change
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
@@ -43,7 +46,10 @@ _LEAD_KIND = {"for": "duration", "from": "start_time", "starting": "start_time",
               "until": "end_time", "till": "end_time", "to": "end_time", "on": "date"}
 _FRAGMENT_WORDS = re.compile(r"\b(uh|um|er|well|ok|okay|so|and|make|it|actually|the|at|on|in|for|from|until|till|"
                              r"to|starting|around|about|between|please|thanks|thank|you|then|yeah|no|instead)\b|"
-                             r"[\s,.!?'\-]", re.I)
+                             r"[\s,.!?'\-]|"
+                             # the Chinese words that join a fragment's values ("明天下午三点，开一个小时吧")
+                             r"嗯|呃|那个|就是|然后|改成|改到|换成|从|到|至|开始|开|用|在|吧|呢|啊|吗|的|请|谢谢|好|那|就|再|"
+                             r"[，。？！、：]", re.I)
 
 
 def is_fragment(text: str, slots: Sequence[tuple[str, str]]) -> bool:
@@ -179,7 +185,7 @@ class Dialogue:
         just_booked, state.just_booked = state.just_booked, None
         previous_said, state.last_said = state.last_said, stripped
         if _UNDO.match(stripped):
-            return self._undo(state, now, commit, key, owner)
+            return self._undo(state, now, commit, key, owner, language_of(stripped))
         if amend and just_booked is not None:
             amended = self._amend(state, just_booked, stripped, slots, now, commit, key)
             if amended is None and joined is not None:
@@ -194,7 +200,7 @@ class Dialogue:
             proposal, state.proposal = state.proposal, None
             if _NO.match(stripped):
                 state.intent, state.slots = None, {}
-                return Answer("confirmation", "OK, nothing booked.")
+                return Answer("confirmation", say(language_of(stripped), "nothing_booked"))
             slots = [("room", proposal["room"]), ("date", proposal["date"]), ("start_time", proposal["start_time"]),
                      ("end_time", proposal["end_time"])]
             intent = state.intent or "book_meeting"
@@ -210,6 +216,10 @@ class Dialogue:
         ) and any(name in state.missing or name == "date" for name, _ in slots))
         if continuing:
             intent, carried = state.intent or intent, state.slots
+            if not fragment and any(name == "start_time" for name, _ in slots):
+                # a whole request with its own start is a new span: the pending one's end or length would stretch
+                # it ("book Fuji Friday at 10 for an hour" after "... 3 to 4 pm" was taken: 10:00-16:00)
+                carried = {k: v for k, v in carried.items() if k not in ("end_time", "duration")}
             if intent == "reschedule_meeting":  # "friday at 3" answers "when should it move to?"
                 slots = [(_MOVED.get(name, name), value) for name, value in slots]
         any_room = (state.any_room if continuing else False) or not fragment
@@ -217,7 +227,8 @@ class Dialogue:
                                     any_room=any_room)
         if unsure and commit:  # a weak reading acts only after a "yes"
             result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
-                                                          conversation=conversation_id, owner=owner))
+                                                          conversation=conversation_id, owner=owner),
+                                   language_of(stripped))
         else:
             result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
                                             owner=owner)
@@ -270,14 +281,15 @@ class Dialogue:
         return result
 
     @staticmethod
-    def _propose(result: Result) -> Result:
+    def _propose(result: Result, language: str) -> Result:
         """A command read from a weak understanding becomes a question whose "yes" runs it."""
         if not isinstance(result, Command) or not result.executable or result.action != "book_meeting":
             return result
         when = f"{result.start.strftime('%a %-d %b %H:%M')}-{result.end.strftime('%H:%M')}"
+        if language == "zh":
+            when = f"{result.start.month}月{result.start.day}日 {result.start:%H:%M}-{result.end:%H:%M}"
         option = {"room": result.room, "start": result.start.isoformat(), "end": result.end.isoformat()}
-        return Clarify(("confirmation",), f"Did you want to book {result.room.title()} {when}? Say yes to book it.",
-                       (option,))
+        return Clarify(("confirmation",), say(language, "propose", room=result.room.title(), when=when), (option,))
 
     def _remember(self, state: Conversation, intent: str, slots: Sequence[tuple[str, str]], carried: dict[str, str],
                   result: Result) -> None:
@@ -300,11 +312,12 @@ class Dialogue:
         if isinstance(result, Command) and result.committed and result.action == "book_meeting":
             state.last_booking = state.just_booked = result.booking_id
 
-    def _undo(self, state: Conversation, now: datetime, commit: bool, key: str, owner: str | None) -> Result:
+    def _undo(self, state: Conversation, now: datetime, commit: bool, key: str, owner: str | None,
+              language: str) -> Result:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         booking = self.dispatcher.store.get(state.last_booking) if state.last_booking else None
         if booking is None or not self.dispatcher.may_change(booking, owner):
-            return Rejected("there is no booking of this conversation to undo")
+            return Rejected(say(language, "nothing_to_undo"))
         command = Command("cancel_meeting", booking.room, booking.start, booking.end, executable=True,
                           booking_id=booking.id, title=booking.title, attendees=booking.attendees,
                           idempotency_key=key)

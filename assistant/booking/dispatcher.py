@@ -16,25 +16,21 @@ from zoneinfo import ZoneInfo
 
 from assistant.booking.guard import Doubt, check_booking, check_move
 from assistant.booking.interval import Interval, TimePolicy, localize
+from assistant.booking.replies import clock, language_of, room_list, say
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
 from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booked, Booking, BookingStore, Conflict
 
-__all__ = ["Dispatcher", "QUESTIONS"]
+__all__ = ["Dispatcher", "question"]
 
-QUESTIONS = {
-    "date": "Which day?",
-    "start_time": "At what time?",
-    "room": "Which room?",
-    "new_time": "When should it move to?",
-    "end_time": "Until when?",
-    "duration": "For how long?",
-}
+_ASKED = ("date", "start_time", "room", "new_time", "end_time", "duration", "people_count")
 
 
-def _hhmm(moment: datetime) -> str:
-    return moment.strftime("%H:%M")
+def question(language: str, missing: Sequence[str]) -> str:
+    """The questions for what a request lacks, in its language ("Which day? At what time?")."""
+    asked = [say(language, f"ask.{m}") if m in _ASKED else say(language, "ask.other", slot=m) for m in missing]
+    return ("" if language == "zh" else " ").join(asked)
 
 
 @dataclass
@@ -53,11 +49,12 @@ class Dispatcher:
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
                conversation: str | None = None, owner: str | None = None) -> Result:
         """`owner`: who is asking (recorded on a booking made; cancel and move find only theirs)."""
+        language = language_of(request.text)
         if request.action == "out_of_scope":
-            return Rejected("not a meeting-room request: I can book, cancel, move, check and list room bookings")
+            return Rejected(say(language, "out_of_scope"))
         if request.room_said is not None and request.action != "list_bookings":
-            names = ", ".join(r.name for r in self.rooms.rooms)
-            return Clarify(("room",), f"I don't know a room called \"{request.room_said}\". Which room: {names}?")
+            names = room_list(language, [r.name for r in self.rooms.rooms])
+            return Clarify(("room",), say(language, "unknown_room", said=request.room_said, names=names))
         handler = {
             "book_meeting": self._book, "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
             "check_availability": self._check, "list_bookings": self._list,
@@ -77,8 +74,9 @@ class Dispatcher:
         """A fragment that names no room ("tomorrow at 3 for an hour") starts no booking in a room we pick."""
         names = [r.name for r in (self._free_rooms(request.interval.start, request.interval.end, request.people or 1)
                                   if request.interval else self.rooms.rooms)]
-        free = f" Free then: {', '.join(names)}." if request.interval and names else ""
-        return Clarify(("room",), f"Which room?{free}")
+        language = language_of(request.text)
+        free = say(language, "free_then", names=room_list(language, names)) if request.interval and names else ""
+        return Clarify(("room",), say(language, "ask.room") + free)
 
     def _free_rooms(self, start: datetime, end: datetime, people: int) -> list[Room]:
         taken = {b.room for b in self.store.bookings(start, end)}
@@ -99,29 +97,29 @@ class Dispatcher:
         later = self._next_free(room, start, end - start)
         return (*others, {"room": room, "start": later.isoformat(), "end": (later + (end - start)).isoformat()})
 
-    def _conflict(self, room: str, start: datetime, end: datetime, people: int) -> Clarify:
+    def _conflict(self, room: str, start: datetime, end: datetime, people: int, language: str) -> Clarify:
         options = self._options(room, start, end, people)
         alternatives = [f"{o['room'].title()}" for o in options[:-1]]
-        later = datetime.fromisoformat(options[-1]["start"])
-        question = f"{room.title()} is taken then."
+        later = clock(datetime.fromisoformat(options[-1]["start"]))
+        question = say(language, "conflict", room=room.title())
         if alternatives:
-            question += f" {', '.join(alternatives)} {'is' if len(alternatives) == 1 else 'are'} free at that time,"
-            question += f" or {room.title()} is free from {_hhmm(later)}."
+            question += say(language, "conflict.others", names=room_list(language, alternatives), room=room.title(),
+                            verb="is" if len(alternatives) == 1 else "are", later=later)
         else:
-            question += f" It is free from {_hhmm(later)}."
-        return Clarify(("room", "start_time"), question + " Which would you like?", options)
+            question += say(language, "conflict.later", later=later)
+        return Clarify(("room", "start_time"), question + say(language, "conflict.which"), options)
 
-    def _none_free(self, start: datetime, end: datetime, people: int) -> Clarify:
+    def _none_free(self, start: datetime, end: datetime, people: int, language: str) -> Clarify:
         """Every room that fits is taken then: the soonest time one of them is free, as an option "yes" takes."""
         fitting = [r for r in self.rooms.rooms if r.seats >= people]
         if not fitting:
-            return Clarify(("people_count",), f"No room seats {people}. Fewer people, or two rooms?")
+            return Clarify(("people_count",), say(language, "no_room_fits", people=people))
         soonest = min(((self._next_free(r.key, start, end - start), r) for r in fitting),
                       key=lambda found: (found[0], found[1].seats))
         later, room = soonest
         option = {"room": room.key, "start": later.isoformat(), "end": (later + (end - start)).isoformat()}
-        return Clarify(("start_time",), f"No room for {people} is free then. {room.name} is free from "
-                                        f"{_hhmm(later)}. Would that do?", (option,))
+        return Clarify(("start_time",), say(language, "none_free", people=people, room=room.name, later=clock(later)),
+                       (option,))
 
     def _find(self, request: MeetingRequest, now: datetime) -> list[Booking]:
         if request.day is not None:
@@ -140,6 +138,7 @@ class Dispatcher:
     # ---- intents -----------------------------------------------------------------------------------------
     def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
               conversation: str | None, owner: str | None) -> Result:
+        language = language_of(request.text)
         doubt = check_booking(request, now, self.max_length, self.policy)
         if doubt is not None:
             return self._ask(doubt, request, request.room.room.key if request.room else None)
@@ -147,7 +146,7 @@ class Dispatcher:
             missing = request.missing or ("start_time",)
             if request.room is None and not request.any_room:
                 missing = ("room", *missing)
-            return Clarify(missing, " ".join(QUESTIONS.get(m, f"What {m}?") for m in missing))
+            return Clarify(missing, question(language, missing))
         if request.room is None and not request.any_room:
             return self._which_room(request)
         start, end = request.interval.start, request.interval.end
@@ -156,7 +155,7 @@ class Dispatcher:
         if request.room is None:
             free = self._free_rooms(start, end, people)
             if not free:
-                return self._none_free(start, end, people)
+                return self._none_free(start, end, people, language)
             room = free[0]
             assumptions.append(f"no room said: {room.name}, the smallest free room for {people}")
         else:
@@ -168,7 +167,7 @@ class Dispatcher:
                           spans=request.spans)
         if request.people and request.people > room.seats:
             return replace(command, executable=False,
-                           reason=f"{room.name} seats {room.seats}, fewer than {request.people}")
+                           reason=say(language, "seats_fewer", room=room.name, seats=room.seats, people=request.people))
         clashes = self.store.bookings(start, end, room.key)
         if clashes and not commit:
             return replace(command, executable=False, reason="room taken")
@@ -178,22 +177,23 @@ class Dispatcher:
         outcome = self.store.book(Booking("", room.key, start, end, request.title, request.attendees,
                                           conversation, made_by), key)
         if isinstance(outcome, Conflict):
-            return self._conflict(room.key, start, end, people)
+            return self._conflict(room.key, start, end, people, language)
         return replace(command, committed=True, booking_id=outcome.booking.id)
 
     def _target(self, request: MeetingRequest, now: datetime, owner: str | None) -> Booking | Result:
+        language = language_of(request.text)
         matching = self._find(request, now)
         found = [b for b in matching if self.may_change(b, owner)]
         if len(found) == 1:
             return found[0]
         if not found and matching:
-            return Answer("bookings", "That booking was made by someone else: only they can change it.",
+            return Answer("bookings", say(language, "not_yours"),
                           {"bookings": [], "executable": False, "reason": "not yours"})
         if not found:
-            return Answer("bookings", "I found no such booking.", {"bookings": [], "executable": False,
-                                                                  "reason": "no such booking"})
+            return Answer("bookings", say(language, "no_such_booking"), {"bookings": [], "executable": False,
+                                                                         "reason": "no such booking"})
         options = tuple(booking_dict(b) for b in found[:5])
-        return Clarify(("start_time",), f"Which one? I found {len(found)} bookings that match.", options)
+        return Clarify(("start_time",), say(language, "which_booking", count=len(found)), options)
 
     def _cancel(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                 conversation: str | None, owner: str | None) -> Result:
@@ -215,7 +215,7 @@ class Dispatcher:
         if doubt is not None:
             return self._ask(doubt, request, None)
         if request.missing:
-            return Clarify(request.missing, QUESTIONS["new_time"])
+            return Clarify(request.missing, say(language_of(request.text), "ask.new_time"))
         target = self._target(request, now, owner)
         if not isinstance(target, Booking):
             return target
@@ -235,7 +235,7 @@ class Dispatcher:
         if doubt is not None:
             return self._ask(doubt, request, target.room)
         if request.interval is None:
-            return Clarify(request.missing or ("start_time",), QUESTIONS["new_time"])
+            return Clarify(request.missing or ("start_time",), say(language_of(request.text), "ask.new_time"))
         title = target.title or request.title  # the words joined may read the title differently: keep it
         attendees = tuple(dict.fromkeys((*target.attendees, *request.attendees)))  # "... and Tom" adds Tom
         return self._move(target, request.interval.start, request.interval.end, request, commit, key,
@@ -257,34 +257,37 @@ class Dispatcher:
             return command
         outcome = self.store.reschedule(target.id, new_start, new_end, key, title=title, attendees=attendees)
         if isinstance(outcome, Conflict):
-            return self._conflict(target.room, new_start, new_end, 1)
+            return self._conflict(target.room, new_start, new_end, 1, language_of(request.text))
         return replace(command, committed=isinstance(outcome, Booked))
 
     def _check(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                conversation: str | None, owner: str | None) -> Result:
         people = request.people or 1
+        language = language_of(request.text)
+        where = say(language, "where", room=request.room.room.name) if request.room else ""
         if request.interval is None:
             day = request.day or now.date()
             start = datetime.combine(day, datetime.min.time(), now.tzinfo)
             room_key = request.room.room.key if request.room else None
             taken = self.store.bookings(start, start + timedelta(days=1), room_key)
-            text = f"{len(taken)} booking(s) on {day.isoformat()}" + (f" in {request.room.room.name}"
-                                                                       if request.room else "")
-            return Answer("availability", text + ".", {"day": day.isoformat(), "room": room_key,
-                                                        "bookings": [booking_dict(b) for b in taken]})
+            text = say(language, "day_bookings", count=len(taken), day=day.isoformat(), where=where)
+            return Answer("availability", text, {"day": day.isoformat(), "room": room_key,
+                                                 "bookings": [booking_dict(b) for b in taken]})
         start, end = request.interval.start, request.interval.end
         free = self._free_rooms(start, end, people)
         data = {"start": start.isoformat(), "end": end.isoformat(), "free_rooms": [r.key for r in free]}
         if request.room is not None:
             room = request.room.room
             available = not self.store.bookings(start, end, room.key)
-            verdict = "free" if available else "taken"
-            fits = "" if room.seats >= people else f" (it seats {room.seats}, fewer than {people})"
-            return Answer("availability", f"{room.name} is {verdict} {_hhmm(start)}-{_hhmm(end)}{fits}.",
-                          {**data, "room": room.key, "available": available, "fits": room.seats >= people})
-        names = ", ".join(r.name for r in free) or "no room"
-        return Answer("availability", f"Free {_hhmm(start)}-{_hhmm(end)}: {names}.", {**data, "room": None,
-                                                                                       "available": bool(free)})
+            verdict = say(language, "verdict.free" if available else "verdict.taken")
+            fits = "" if room.seats >= people else say(language, "fits.no", seats=room.seats, people=people)
+            text = say(language, "room_verdict", room=room.name, verdict=verdict, start=clock(start), end=clock(end),
+                       fits=fits)
+            return Answer("availability", text, {**data, "room": room.key, "available": available,
+                                                 "fits": room.seats >= people})
+        names = room_list(language, [r.name for r in free]) or say(language, "no_room")
+        return Answer("availability", say(language, "free_rooms", start=clock(start), end=clock(end), names=names),
+                      {**data, "room": None, "available": bool(free)})
 
     def _list(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
               conversation: str | None, owner: str | None) -> Result:
@@ -294,6 +297,8 @@ class Dispatcher:
         found: Sequence[Booking] = self.store.bookings(start, end, room_key)
         if request.title:
             found = [b for b in found if b.title and request.title.lower() in b.title.lower()]
-        text = f"{len(found)} booking(s)" + (f" in {request.room.room.name}" if request.room else "")
-        return Answer("bookings", text + ".", {"from": start.isoformat(), "to": end.isoformat(), "room": room_key,
-                                               "bookings": [booking_dict(b) for b in found]})
+        language = language_of(request.text)
+        where = say(language, "where", room=request.room.room.name) if request.room else ""
+        return Answer("bookings", say(language, "bookings", count=len(found), where=where),
+                      {"from": start.isoformat(), "to": end.isoformat(), "room": room_key,
+                       "bookings": [booking_dict(b) for b in found]})

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from assistant.booking.clock import Meridiem, parse_clock
 from assistant.booking.interval import Interval, TimePolicy, localize, resolve_interval
+from assistant.booking.replies import clock, clock_words, day_words, language_of, say
 from assistant.booking.request import MeetingRequest
 
 __all__ = ["Doubt", "check_booking", "check_move", "TIME_SLOTS"]
@@ -48,15 +49,6 @@ class Doubt:
         return {"check": self.check, "slots": list(self.slots), "said": self.said}
 
 
-def _clock_words(moment: datetime) -> str:
-    hour = moment.hour % 12 or 12
-    return f"{hour}{moment.strftime(':%M') if moment.minute else ''} {'am' if moment.hour < 12 else 'pm'}"
-
-
-def _day_words(moment: datetime, now: datetime) -> str:
-    days = (moment.date() - now.date()).days
-    named = {0: "today", 1: "tomorrow"}.get(days)
-    return named or moment.strftime("%a %-d %b")
 
 
 def _joined_reading(request: MeetingRequest, slots: tuple[str, ...], now: datetime, policy: TimePolicy
@@ -92,17 +84,25 @@ def _said_twice(request: MeetingRequest) -> str | None:
     return next((name for name in dict.fromkeys(names) if names.count(name) > 1), None)
 
 
-def _next_question(slots: tuple[str, ...]) -> str:
+def _next_question(language: str, slots: tuple[str, ...]) -> str:
     if "start_time" in slots or "end_time" in slots or "new_time" in slots:
-        return "At what time?"
+        return say(language, "ask.start_time")
     if "duration" in slots:
-        return "For how long?"
-    return "Which day?"
+        return say(language, "ask.duration")
+    return say(language, "ask.date")
 
 
-def _doubt(check: str, slots: tuple[str, ...], said: str, problem: str, suggestion: Interval | None) -> Doubt:
-    ask = f"Did you mean {_clock_words(suggestion.start)}?" if suggestion is not None else _next_question(slots)
-    return Doubt(check, slots, said, f"{problem} {ask}", suggestion)
+def _doubt(request: MeetingRequest, check: str, slots: tuple[str, ...], said: str, problem: str,
+           suggestion: Interval | None) -> Doubt:
+    """`problem`: a key of the replies with its fields, said in the request's language."""
+    language = language_of(request.text)
+    ask = say(language, "doubt.did_you_mean", clock=clock_words(language, suggestion.start)) \
+        if suggestion is not None else _next_question(language, slots)
+    return Doubt(check, slots, said, problem + ("" if language == "zh" else " ") + ask, suggestion)
+
+
+def _kind(request: MeetingRequest, slot: str) -> str:
+    return say(language_of(request.text), f"kind.{_KIND[slot]}") if slot in _KIND else slot
 
 
 def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> Doubt | None:
@@ -111,16 +111,18 @@ def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> 
     word = _not_a_time(request)
     if word is not None:
         slot, said = word
-        return _doubt("not_a_time", (slot,), said, f"\"{said}\" is not a {_KIND[slot]}.",
+        return _doubt(request, "not_a_time", (slot,), said, _say(request, "doubt.not_a_time", said=said,
+                                                                 kind=_kind(request, slot)),
                       _joined_reading(request, times, now, policy) if slot in times else None)
     split = _said_twice(request)
     if split is not None:
-        return _doubt("split", (split,), " ... ".join(t for n, t in request.spans if n == split),
-                      f"I heard two {_KIND[split]}s.", _joined_reading(request, (split,), now, policy))
+        return _doubt(request, "split", (split,), " ... ".join(t for n, t in request.spans if n == split),
+                      _say(request, "doubt.split", kind=_kind(request, split)),
+                      _joined_reading(request, (split,), now, policy))
     if request.problems:
         unread = request.problems[0]
-        return _doubt("unread", (unread.slot,), unread.said,
-                      f"I could not read the {_KIND.get(unread.slot, unread.slot)} \"{unread.said}\".",
+        return _doubt(request, "unread", (unread.slot,), unread.said,
+                      _say(request, "doubt.unread", kind=_kind(request, unread.slot), said=unread.said),
                       _joined_reading(request, times, now, policy) if unread.slot in times else None)
     return None
 
@@ -143,25 +145,34 @@ def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, 
     if said.get("duration"):
         span_words += f" for {said['duration']}"
     times = ("start_time", "end_time") if said.get("end_time") else ("start_time", "duration")
-    shown = f"{start.strftime('%H:%M')} to {end.strftime('%H:%M')}"
+    shown = _say(request, "span", start=clock(start), end=clock(end))
     if end <= start:
-        return _doubt("order", times, span_words, f"The end ({end.strftime('%H:%M')}) is not after the start "
-                      f"({start.strftime('%H:%M')}).", _joined_reading(request, times, now, policy))
+        return _doubt(request, "order", times, span_words, _say(request, "doubt.order", end=clock(end),
+                                                                 start=clock(start)),
+                      _joined_reading(request, times, now, policy))
     length = end - start
     if length > max_length:
-        hours = length.total_seconds() / 3600
-        return _doubt("too_long", times, span_words, f"That is {hours:g} hours ({shown}"
-                      f"{' the next day' if end.date() != start.date() else ''}), longer than a booking may last "
-                      f"({max_length.total_seconds() / 3600:g} hours).", _joined_reading(request, times, now, policy))
+        next_day = _say(request, "next_day") if end.date() != start.date() else ""
+        problem = _say(request, "doubt.too_long", hours=f"{length.total_seconds() / 3600:g}", shown=shown,
+                       next_day=next_day, most=f"{max_length.total_seconds() / 3600:g}")
+        return _doubt(request, "too_long", times, span_words, problem, _joined_reading(request, times, now, policy))
     ends_at_midnight = end.time() == datetime.min.time() and end.date() == start.date() + timedelta(days=1)
     if end.date() != start.date() and not ends_at_midnight and not _overnight_said(said, start, end):
-        return _doubt("midnight", times, span_words, f"That runs past midnight ({shown} the next day).",
+        return _doubt(request, "midnight", times, span_words, _say(request, "doubt.midnight", shown=shown),
                       _joined_reading(request, times, now, policy))
     if start < now:
-        return _doubt("past", ("date", "start_time"), said.get("start_time", ""),
-                      f"{_clock_words(start)} {_day_words(start, now)} has already passed.",
+        return _doubt(request, "past", ("date", "start_time"), said.get("start_time", ""), _passed(request, start, now),
                       _later_same_day(start, now, said.get("start_time", ""), interval))
     return None
+
+
+def _say(request: MeetingRequest, key: str, **fields: object) -> str:
+    return say(language_of(request.text), key, **fields)
+
+
+def _passed(request: MeetingRequest, start: datetime, now: datetime) -> str:
+    language = language_of(request.text)
+    return say(language, "doubt.past", clock=clock_words(language, start), day=day_words(language, start, now.date()))
 
 
 def _overnight_said(said: dict[str, str], start: datetime, end: datetime) -> bool:
@@ -189,7 +200,7 @@ def check_move(request: MeetingRequest, now: datetime, policy: TimePolicy | None
         return doubt
     if request.new_interval is not None and request.new_interval.start < now:
         start = request.new_interval.start
-        return _doubt("past", ("new_time",), dict(request.spans).get("new_time", ""),
-                      f"{_clock_words(start)} {_day_words(start, now)} has already passed.", None)
+        return _doubt(request, "past", ("new_time",), dict(request.spans).get("new_time", ""),
+                      _passed(request, start, now), None)
     return None
 

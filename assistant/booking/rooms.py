@@ -25,7 +25,8 @@ __all__ = ["Room", "RoomMatch", "RoomDirectory", "MIN_SIMILARITY"]
 
 MIN_SIMILARITY = 0.75
 MIN_SOUND_SIMILARITY = 0.9  # of Metaphone codes; codes are short, so this is nearly the same code
-_NOISE = re.compile(r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]")
+_NOISE = re.compile(r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]|"
+                    r"会议室|会议厅|房间|那间|这间|那个|的")  # "珠峰会议室", "那间富士" name 珠峰 and 富士
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ Clock times: 九点, 九点钟, 九点半, 三点一刻, 三点三刻, 十点二
 a day part fixes am/pm, 中午十二点 is noon; a bare 九点 keeps its am/pm open like "nine"
 (the dispatcher assumes and says so).
 Durations: 一个小时, 半小时, 一个半小时, 两个钟头, 一刻钟, 九十分钟, 一个小时十五分钟.
-Head counts: 六个人, 6人, 六位.
+Head counts: 六个人, 6人, 六位, 六.
 
 Every character must be read, as in the English readers: a phrase with anything left over is no value (the
 dispatcher then asks). Numerals go through cn2an (MIT), which reads 两, 〇 and 二十三; cn2an's own sentence
@@ -192,7 +192,7 @@ def parse_zh_duration(text: str) -> timedelta | None:
 
 def parse_zh_count(text: str) -> int | None:
     core = re.sub(r"一共|总共|一起|共|大概|左右|大约|约|\s", "", text)
-    match = re.fullmatch(rf"({_NUMERAL})(?:个人|个|人|位|名)", core)
+    match = re.fullmatch(rf"({_NUMERAL})(?:个人|个|人|位|名)?", core)  # the tagger may leave the unit out
     if not match:
         return None
     count = zh_number(match.group(1))

@@ -43,7 +43,7 @@ def _show(event: ServerEvent, t0: float, as_json: bool) -> None:
 
 
 async def _run(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-               as_json: bool, token: str | None) -> int:
+               as_json: bool, token: str | None, language: str | None) -> int:
     import sounddevice as sd
 
     loop = asyncio.get_running_loop()
@@ -62,7 +62,7 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
         loop.call_soon_threadsafe(put)
 
-    start = Start(RATE, "pcm_s16le", 1, tz, now or None)
+    start = Start(RATE, "pcm_s16le", 1, tz, now or None, language=language)
     speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
     async with connect(url, additional_headers=auth_headers(token)) as ws:
         await ws.send(start.to_wire())
@@ -106,8 +106,8 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
 
 def run_mic(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-            as_json: bool, token: str | None = None) -> int:
+            as_json: bool, token: str | None = None, language: str | None = None) -> int:
     try:
-        return asyncio.run(_run(url, device, tz, now, seconds, as_json, token))
+        return asyncio.run(_run(url, device, tz, now, seconds, as_json, token, language))
     except KeyboardInterrupt:
         return 0

@@ -71,12 +71,12 @@ def read_wav(path: Path) -> tuple[bytes, int, int]:
 
 async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Received], None], *,
                        now: str | None, tz: str, fast: bool = False, tail_ms: int = 800,
-                       token: str | None = None) -> int:
+                       token: str | None = None, language: str | None = None) -> int:
     """Stream 16-bit PCM to the server (20 ms frames, real-time pace unless fast), then stop; hand every server
     event to `on_event` with its arrival time. Returns 1 when the server refused the stream, else 0."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
-    start = Start(rate, "pcm_s16le", channels, tz, now or None)
+    start = Start(rate, "pcm_s16le", channels, tz, now or None, language=language)
     async with connect(url, max_size=1 << 22, additional_headers=auth_headers(token)) as ws:
         await ws.send(start.to_wire())
         t0: float | None = None
@@ -110,10 +110,10 @@ def _print(received: Received) -> None:
 
 
 def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int = 800,
-             timeout_s: float = 120.0, token: str | None = None) -> int:
+             timeout_s: float = 120.0, token: str | None = None, language: str | None = None) -> int:
     pcm, rate, channels = read_wav(path)
     stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms,
-                          token=token)
+                          token=token, language=language)
     try:
         return asyncio.run(asyncio.wait_for(stream, timeout_s))
     except TimeoutError:

@@ -1,13 +1,16 @@
-"""WordPiece tokenization shared by training and every backend.
+"""Sub-word tokenization shared by training and every backend: WordPiece (MiniLM) and SentencePiece (XLM-R).
 
-Words are the BERT pre-tokenizer's words (whitespace and punctuation split: "3.45pm" -> "3", ".", "45pm"), so a
-slot boundary always falls between words. A word's tag is predicted on its first sub-token (JointBERT); its
-character span runs from its first sub-token's start to its last sub-token's end, so slot text is always an exact
-substring of what was said.
+Words are the pre-tokenizer's words (WordPiece: whitespace and punctuation split, "3.45pm" -> "3", ".", "45pm";
+SentencePiece: whitespace only), so a slot boundary always falls between words. Chinese has no spaces: there a
+piece that holds a Chinese character is a word of its own ("明天|上午|九|点"; WordPiece already splits every
+character). A word's tag is predicted on its first sub-token (JointBERT); its character span runs from its first
+sub-token's start to its last sub-token's end (past the space SentencePiece glues to a word's start), so slot text
+is always an exact substring of what was said.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +20,8 @@ from numpy.typing import NDArray
 from tokenizers import Encoding, Tokenizer
 
 __all__ = ["Batch", "WordPieceTokenizer", "TokenizedText"]
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 @dataclass(frozen=True)
@@ -44,11 +49,13 @@ class WordPieceTokenizer:
         # The model package ships fixed padding to 128 and truncation; we pad per batch and refuse long input.
         self._tok.no_padding()
         self._tok.no_truncation()
-        pad_id = self._tok.token_to_id("[PAD]")
+        pad_id = self._tok.token_to_id("[PAD]")  # WordPiece's; SentencePiece (XLM-R) calls it <pad>
+        pad_id = self._tok.token_to_id("<pad>") if pad_id is None else pad_id
         self.pad_id = 0 if pad_id is None else pad_id
 
     def tokenize(self, texts: Sequence[str]) -> list[TokenizedText]:
-        return [_words(enc) for enc in self._tok.encode_batch(list(texts))]
+        texts = list(texts)
+        return [_words(enc, text) for enc, text in zip(self._tok.encode_batch(texts), texts, strict=True)]
 
     def batch(self, items: Sequence[TokenizedText], pad_to_multiple: int = 1) -> Batch:
         """Pad to the longest item (rounded up to a multiple, so shape-specialized engines see few shapes)."""
@@ -62,18 +69,25 @@ class WordPieceTokenizer:
         return Batch(ids, mask)
 
 
-def _words(enc: Encoding) -> TokenizedText:
+def _words(enc: Encoding, text: str) -> TokenizedText:
     first: list[int] = []
     spans: list[tuple[int, int]] = []
     previous: int | None = None
+    previous_chinese = False
     for index, (word, (start, end)) in enumerate(zip(enc.word_ids, enc.offsets, strict=True)):
-        if word is None:  # [CLS], [SEP]
-            previous = None
+        while start < end and text[start].isspace():  # SentencePiece's "▁Everest" covers the space before it
+            start += 1
+        if word is None or start >= end:  # [CLS], [SEP], <s>, </s>
+            # SentencePiece's lone "▁" before a text's first Chinese character claims that character's offsets
+            # and stays a word of its own (a slot there starts on it): the Chinese model was trained so, and one
+            # training without it scored lower on dev (sentence accuracy 88.6 % against 92.9 %).
+            previous = None if word is None else previous
             continue
-        if word != previous:
+        chinese = _CJK.search(text, start, end) is not None
+        if word != previous or chinese or previous_chinese:
             first.append(index)
             spans.append((start, end))
         else:
             spans[-1] = (spans[-1][0], end)
-        previous = word
+        previous, previous_chinese = word, chinese
     return TokenizedText(ids=list(enc.ids), word_first_token=first, word_spans=spans)

@@ -93,6 +93,10 @@ class Session:
             self.now = parse_reference(start.now, self.zone) if start.now is not None else None
         except ValueError as exc:
             raise ProtocolError("bad_start", str(exc)) from None
+        self.language = start.language or "en"
+        if not workers.hears(self.language):
+            raise ProtocolError("language_unavailable", f"this server hears {', '.join(workers.languages)} only; "
+                                                        f"not {self.language!r}")
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
         self.workers = workers
         self.send = send
@@ -124,7 +128,7 @@ class Session:
             task.cancel()
 
     def ready(self) -> Ready:
-        return Ready(self.id, TARGET_RATE)
+        return Ready(self.id, TARGET_RATE, self.language)
 
     async def audio(self, pcm: bytes) -> None:
         """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
@@ -247,7 +251,7 @@ class Session:
 
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         try:
-            text = await self.workers.transcribe(audio, final=False, owner=self.id)
+            text = await self.workers.transcribe(audio, final=False, owner=self.id, language=self.language)
             if not text or utterance != self.stream.utterance or not self.stream.in_speech:
                 return
             self._heard[utterance] = text
@@ -276,7 +280,8 @@ class Session:
                 verdict = acoustic_verdict(await self.workers.turn_probability(due.audio, self.id),
                                            self.workers.turn)
             else:
-                text = await self.workers.transcribe(due.audio, final=False, read=True, owner=self.id)
+                text = await self.workers.transcribe(due.audio, final=False, read=True, owner=self.id,
+                                                     language=self.language)
                 outcome = await self.workers.act(self._turn(text, preview=True), self.id) if text.strip() else None
                 verdict = read_verdict(text, outcome.result if outcome else None,
                                        outcome.confidence if outcome else 0.0, self._heard.get(due.utterance),
@@ -307,7 +312,7 @@ class Session:
                 await asyncio.wait([previous])
             amend = utterance in self._amends
             self._amends.discard(utterance)
-            await self._emit(Transcript(utterance, text))
+            await self._emit(Transcript(utterance, text, self.language))
             if not text:
                 self.latency.forget(utterance)
                 return
@@ -331,7 +336,8 @@ class Session:
             if heard is not None:
                 self.workers.metrics.finals_reused.inc()
                 return heard
-            return await self.workers.retrying(lambda: self.workers.transcribe(audio, final=True, owner=self.id),
+            return await self.workers.retrying(lambda: self.workers.transcribe(audio, final=True, owner=self.id,
+                                                                               language=self.language),
                                                self._model_waiting(utterance))
         finally:
             self._waiting -= 1

@@ -1,6 +1,7 @@
-"""The model workers every session shares: one recognizer and one text pipeline, each behind a dynamic batcher
-on its own thread (on a GPU each also has its own CUDA stream, so recognition and understanding overlap), and
-the load policy that decides when a partial transcript may use the recognizer.
+"""The model workers every session shares: a recognizer per spoken language (English; Chinese when configured)
+and one text pipeline, each behind a dynamic batcher on its own thread (on a GPU each also has its own CUDA
+stream, so recognition and understanding overlap), and the load policy that decides when a partial transcript
+may use the recognizer.
 
 Sessions never touch a model or the store directly: they await `transcribe`, `act` and `run_nlu`, naming
 themselves as the `owner` of the request: the batchers serve owners round-robin and refuse work past their
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -68,7 +69,9 @@ class LoadPolicy:
 class Workers:
     def __init__(self, recognizer: Recognizer, pipeline: TextPipeline, policy: LoadPolicy | None = None,
                  metrics: ServerMetrics | None = None, turn: TurnSettings | None = None,
-                 turn_detector: TurnDetector | None = None) -> None:
+                 turn_detector: TurnDetector | None = None, others: Mapping[str, Recognizer] | None = None) -> None:
+        """`recognizer` hears English; `others` hear other languages ({"zh": a multilingual Whisper set to
+        Chinese}), each behind its own batcher: a batch is decoded with one language's prompt."""
         self.recognizer = recognizer
         self.pipeline = pipeline
         self.policy = policy or LoadPolicy()
@@ -86,9 +89,9 @@ class Workers:
             "asr_max_batch": str(self.policy.asr.max_batch), "nlu_max_batch": str(self.policy.nlu.max_batch),
         })
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr: DynamicBatcher[tuple[bytes, int], str] = DynamicBatcher(
-            "asr", self._decode_batch, self.policy.asr,
-            lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took), self.policy.asr_calls)
+        self._asr: DynamicBatcher[tuple[bytes, int], str] = self._asr_batcher("asr", recognizer)
+        self._asr_by_language = {"en": self._asr, **{language: self._asr_batcher(f"asr_{language}", other)
+                                                     for language, other in (others or {}).items()}}
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
@@ -96,13 +99,32 @@ class Workers:
             self._turn = DynamicBatcher("turn", turn_detector.probabilities, BatchPolicy(max_batch=8),
                                         lambda _, size, took: self._batch_done("turn", size, took))
 
-    async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None) -> str:
+    def _asr_batcher(self, name: str, recognizer: Recognizer) -> DynamicBatcher[tuple[bytes, int], str]:
+        def decode(items: list[tuple[bytes, int]]) -> list[str]:
+            # a batch holds one priority (the batcher's rule); the recognizer hears it (a model server uses it)
+            return recognizer.transcribe_batch([audio for audio, _ in items], priority=items[0][1])
+
+        return DynamicBatcher(name, decode, self.policy.asr,
+                              lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took),
+                              self.policy.asr_calls)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The spoken languages these workers hear."""
+        return tuple(self._asr_by_language)
+
+    def hears(self, language: str) -> bool:
+        return language in self._asr_by_language
+
+    async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
+                         language: str = "en") -> str:
         """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials;
         within a kind, owners take turns. Raises Overloaded when the recognizer's queue is full."""
         priority = FINAL if final else READ if read else PARTIAL
+        batcher = self._asr_by_language[language]
         self.in_flight["asr_final"] += final
         try:
-            text: str = await self._run("asr", self._asr((audio, priority), priority, owner))
+            text: str = await self._run("asr", batcher((audio, priority), priority, owner))
         finally:
             self.in_flight["asr_final"] -= final
         return text
@@ -157,10 +179,6 @@ class Workers:
                 await asyncio.sleep(min(pause, left))
                 pause = min(pause * 2, 2.0)
 
-    def _decode_batch(self, items: list[tuple[bytes, int]]) -> list[str]:
-        """A batch holds one priority (the batcher's rule); the recognizer hears it (a model server uses it)."""
-        return self.recognizer.transcribe_batch([audio for audio, _ in items], priority=items[0][1])
-
     def _nlu_batch(self, items: list[Turn | Callable[[], Any]]) -> list[Any]:
         """Every turn of the batch in one model call, then the other work; a failure stays with its item."""
         out: dict[int, Any] = {}
@@ -208,7 +226,8 @@ class Workers:
         return None
 
     def close(self) -> None:
-        self._asr.close()
+        for batcher in self._asr_by_language.values():
+            batcher.close()
         self._nlu.close()
         if self._turn is not None:
             self._turn.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from models.datagen.lexicon import FIRST_NAMES, TITLES
@@ -77,14 +78,16 @@ class GeneratorConfig:
     train_size: int = 10000
     dev_size: int = 2000
     dev_template_fraction: float = 0.2
+    language: str = "en"  # "en": templates.py; "zh": Chinese and mixed requests (zh_templates.py)
 
 
-def split_templates(seed: int, fraction: float) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def split_templates(seed: int, fraction: float, by_intent: dict[str, list[str]] | None = None
+                    ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Hold out a fraction of each intent's templates (at least two) for the dev split."""
     rng = random.Random(seed)
     train: dict[str, list[str]] = {}
     dev: dict[str, list[str]] = {}
-    for intent, templates in TEMPLATES.items():
+    for intent, templates in (TEMPLATES if by_intent is None else by_intent).items():
         order = list(templates)
         rng.shuffle(order)
         held = max(2, round(len(order) * fraction))
@@ -187,18 +190,26 @@ def _junk_examples(rng: random.Random, n: int) -> list[Example]:
     return [Example(text=rng.choice(_JUNK), intent="out_of_scope", spans=(), template="junk") for _ in range(n)]
 
 
-def generate(templates: dict[str, list[str]], n: int, rng: random.Random) -> list[Example]:
+RenderFn = Callable[[str, str, random.Random], Example]  # (template, intent, rng) -> example
+
+
+def generate(templates: dict[str, list[str]], n: int, rng: random.Random, render_one: RenderFn = render_example
+             ) -> list[Example]:
     intents = list(INTENT_WEIGHTS)
     weights = [INTENT_WEIGHTS[i] for i in intents]
     examples: list[Example] = []
     for intent in rng.choices(intents, weights=weights, k=n):
         template = rng.choice(templates[intent])
-        examples.append(render_example(template, intent, rng))
+        examples.append(render_one(template, intent, rng))
     return examples
 
 
 def generate_splits(config: GeneratorConfig) -> tuple[list[Example], list[Example]]:
     """(train, dev): dev uses only the held-out templates; junk text goes to both."""
+    if config.language == "zh":
+        from models.datagen.zh_generator import generate_zh_splits
+
+        return generate_zh_splits(config)
     train_templates, dev_templates = split_templates(config.seed, config.dev_template_fraction)
     rng = random.Random(config.seed + 1)
     train = generate(train_templates, config.train_size, rng) + _junk_examples(rng, config.train_size // 20)

@@ -6,6 +6,8 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const NOW = params.get("now"); // a fixed reference time for reproducible demos and tests: ?now=2026-12-02T10:00:00
 const TIMEZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+// What the recognizer hears: English, or Chinese (Chinese with English names in it too). ?lang=zh preselects it.
+const LANGUAGES = ["en", "zh"];
 const WS_URL = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
 const FRAME_MS = 20;
 // A server that needs a token is opened as /#token=TOKEN: the fragment never reaches a server or a Referer. It is
@@ -116,7 +118,7 @@ function connect() {
   setConnection("connecting", "pending");
   socket.onopen = () => {
     const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE,
-      conversation_id: CONVERSATION };
+      conversation_id: CONVERSATION, language: $("language").value };
     if (NOW) start.now = NOW;
     if (TOKEN) start.token = TOKEN;
     socket.send(JSON.stringify(start));
@@ -180,6 +182,7 @@ function onEvent(socket, event) {
       showTurn(null);
       $("transcript").textContent = event.text || "(no words)";
       $("transcript").dataset.text = event.text;
+      $("transcript").lang = event.language === "zh" ? "zh-CN" : "en"; // the right font and line breaking
       $("intent").textContent = "";
       break;
     case "intent":
@@ -497,4 +500,12 @@ async function toggle() {
 }
 
 $("talk").addEventListener("click", toggle);
+if (LANGUAGES.includes(params.get("lang"))) $("language").value = params.get("lang");
+$("language").addEventListener("change", () => {
+  // a session hears one language: while listening, start a new one that hears the chosen language
+  if (!state.socket || !state.listening) return;
+  const old = state.socket;
+  connect(); // the old socket's close is then no loss of connection (it is no longer state.socket)
+  old.close(1000, "language changed");
+});
 loadDay(null);
