@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from assistant.booking.guard import Doubt, check_booking, check_move
 from assistant.booking.interval import Interval, TimePolicy, localize
-from assistant.booking.replies import clock, language_of, room_list, say
+from assistant.booking.replies import clock, room_list, say
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
 from assistant.booking.rooms import Room, RoomDirectory
@@ -49,7 +49,7 @@ class Dispatcher:
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
                conversation: str | None = None, owner: str | None = None) -> Result:
         """`owner`: who is asking (recorded on a booking made; cancel and move find only theirs)."""
-        language = language_of(request.text)
+        language = request.language
         if request.action == "out_of_scope":
             return Rejected(say(language, "out_of_scope"))
         if request.room_said is not None and request.action != "list_bookings":
@@ -74,7 +74,7 @@ class Dispatcher:
         """A fragment that names no room ("tomorrow at 3 for an hour") starts no booking in a room we pick."""
         names = [r.name for r in (self._free_rooms(request.interval.start, request.interval.end, request.people or 1)
                                   if request.interval else self.rooms.rooms)]
-        language = language_of(request.text)
+        language = request.language
         free = say(language, "free_then", names=room_list(language, names)) if request.interval and names else ""
         return Clarify(("room",), say(language, "ask.room") + free)
 
@@ -138,7 +138,7 @@ class Dispatcher:
     # ---- intents -----------------------------------------------------------------------------------------
     def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
               conversation: str | None, owner: str | None) -> Result:
-        language = language_of(request.text)
+        language = request.language
         doubt = check_booking(request, now, self.max_length, self.policy)
         if doubt is not None:
             return self._ask(doubt, request, request.room.room.key if request.room else None)
@@ -181,7 +181,7 @@ class Dispatcher:
         return replace(command, committed=True, booking_id=outcome.booking.id)
 
     def _target(self, request: MeetingRequest, now: datetime, owner: str | None) -> Booking | Result:
-        language = language_of(request.text)
+        language = request.language
         matching = self._find(request, now)
         found = [b for b in matching if self.may_change(b, owner)]
         if len(found) == 1:
@@ -215,7 +215,7 @@ class Dispatcher:
         if doubt is not None:
             return self._ask(doubt, request, None)
         if request.missing:
-            return Clarify(request.missing, say(language_of(request.text), "ask.new_time"))
+            return Clarify(request.missing, say(request.language, "ask.new_time"))
         target = self._target(request, now, owner)
         if not isinstance(target, Booking):
             return target
@@ -235,7 +235,7 @@ class Dispatcher:
         if doubt is not None:
             return self._ask(doubt, request, target.room)
         if request.interval is None:
-            return Clarify(request.missing or ("start_time",), say(language_of(request.text), "ask.new_time"))
+            return Clarify(request.missing or ("start_time",), say(request.language, "ask.new_time"))
         title = target.title or request.title  # the words joined may read the title differently: keep it
         attendees = tuple(dict.fromkeys((*target.attendees, *request.attendees)))  # "... and Tom" adds Tom
         return self._move(target, request.interval.start, request.interval.end, request, commit, key,
@@ -257,13 +257,13 @@ class Dispatcher:
             return command
         outcome = self.store.reschedule(target.id, new_start, new_end, key, title=title, attendees=attendees)
         if isinstance(outcome, Conflict):
-            return self._conflict(target.room, new_start, new_end, 1, language_of(request.text))
+            return self._conflict(target.room, new_start, new_end, 1, request.language)
         return replace(command, committed=isinstance(outcome, Booked))
 
     def _check(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                conversation: str | None, owner: str | None) -> Result:
         people = request.people or 1
-        language = language_of(request.text)
+        language = request.language
         where = say(language, "where", room=request.room.room.name) if request.room else ""
         if request.interval is None:
             day = request.day or now.date()
@@ -297,7 +297,7 @@ class Dispatcher:
         found: Sequence[Booking] = self.store.bookings(start, end, room_key)
         if request.title:
             found = [b for b in found if b.title and request.title.lower() in b.title.lower()]
-        language = language_of(request.text)
+        language = request.language
         where = say(language, "where", room=request.room.room.name) if request.room else ""
         return Answer("bookings", say(language, "bookings", count=len(found), where=where),
                       {"from": start.isoformat(), "to": end.isoformat(), "room": room_key,

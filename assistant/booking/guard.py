@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from assistant.booking.clock import Meridiem, parse_clock
 from assistant.booking.interval import Interval, TimePolicy, localize, resolve_interval
-from assistant.booking.replies import clock, clock_words, day_words, language_of, say
+from assistant.booking.replies import clock, clock_words, day_words, say
 from assistant.booking.request import MeetingRequest
 
 __all__ = ["Doubt", "check_booking", "check_move", "TIME_SLOTS"]
@@ -95,14 +95,14 @@ def _next_question(language: str, slots: tuple[str, ...]) -> str:
 def _doubt(request: MeetingRequest, check: str, slots: tuple[str, ...], said: str, problem: str,
            suggestion: Interval | None) -> Doubt:
     """`problem`: a key of the replies with its fields, said in the request's language."""
-    language = language_of(request.text)
+    language = request.language
     ask = say(language, "doubt.did_you_mean", clock=clock_words(language, suggestion.start)) \
         if suggestion is not None else _next_question(language, slots)
     return Doubt(check, slots, said, problem + ("" if language == "zh" else " ") + ask, suggestion)
 
 
 def _kind(request: MeetingRequest, slot: str) -> str:
-    return say(language_of(request.text), f"kind.{_KIND[slot]}") if slot in _KIND else slot
+    return say(request.language, f"kind.{_KIND[slot]}") if slot in _KIND else slot
 
 
 def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> Doubt | None:
@@ -167,11 +167,11 @@ def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, 
 
 
 def _say(request: MeetingRequest, key: str, **fields: object) -> str:
-    return say(language_of(request.text), key, **fields)
+    return say(request.language, key, **fields)
 
 
 def _passed(request: MeetingRequest, start: datetime, now: datetime) -> str:
-    language = language_of(request.text)
+    language = request.language
     return say(language, "doubt.past", clock=clock_words(language, start), day=day_words(language, start, now.date()))
 
 

@@ -15,6 +15,7 @@ from assistant.booking.clock import DayPart
 from assistant.booking.dates import parse_date
 from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_now, resolve_interval
 from assistant.booking.numbers import word_to_int
+from assistant.booking.replies import language_of
 from assistant.booking.rooms import RoomDirectory, RoomMatch
 from assistant.booking.zh_time import has_chinese, parse_zh_count
 
@@ -39,6 +40,11 @@ class MeetingRequest:
     spans: tuple[tuple[str, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
     any_room: bool = False  # a request (not a bare fragment) or a head count: the room may be left to us
     text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
+
+    @property
+    def language(self) -> str:
+        """What to answer in: "zh" when this turn's words hold Chinese, else "en"."""
+        return language_of(self.text)
 
 
 @dataclass(frozen=True)

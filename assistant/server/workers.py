@@ -89,9 +89,9 @@ class Workers:
             "asr_max_batch": str(self.policy.asr.max_batch), "nlu_max_batch": str(self.policy.nlu.max_batch),
         })
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr: DynamicBatcher[tuple[bytes, int], str] = self._asr_batcher("asr", recognizer)
-        self._asr_by_language = {"en": self._asr, **{language: self._asr_batcher(f"asr_{language}", other)
-                                                     for language, other in (others or {}).items()}}
+        self._asr_by_language = {"en": self._asr_batcher("asr", recognizer),
+                                 **{language: self._asr_batcher(f"asr_{language}", other)
+                                    for language, other in (others or {}).items()}}
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
