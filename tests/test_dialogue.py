@@ -481,3 +481,20 @@ def test_a_chinese_conversation_is_asked_and_answered_in_chinese(dialogue: Dialo
     assert isinstance(r, Command) and r.action == "cancel_meeting"
     r = say(dialogue, "今天天气怎么样", "out_of_scope", [], conv="c3")
     assert isinstance(r, Rejected) and r.reason.startswith("这不是会议室的请求")
+
+
+def test_a_room_that_matches_nothing_is_asked_about_and_not_carried(dialogue: Dialogue) -> None:
+    """After "no room called 2": the whole request said again without a room books one (it was asked about five
+    times in a row when the unknown name stayed in the conversation), and a room named in reply is booked."""
+    def unknown(conv: str) -> None:
+        r = say(dialogue, "帮我订明天上午九点的会议室２", "book_meeting",
+                [("date", "明天"), ("start_time", "上午九点"), ("room", "２")], conv=conv)
+        assert isinstance(r, Clarify) and r.missing == ("room",) and "２" in r.question
+
+    unknown("c1")
+    again = say(dialogue, "帮我订明天上午九点的会议室", "book_meeting", [("date", "明天"), ("start_time", "上午九点")])
+    assert isinstance(again, Command) and again.committed and again.room == "fuji"
+    assert again.start.isoformat() == "2026-12-03T09:00:00+01:00"
+    unknown("c2")
+    named = say(dialogue, "德纳利", "out_of_scope", [], conv="c2")
+    assert isinstance(named, Command) and named.committed and named.room == "denali"

@@ -233,6 +233,10 @@ class Dialogue:
             result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
                                             owner=owner)
         self._remember(state, intent, slots, carried, result)
+        if request.room_said is not None:
+            # a room that matches nothing is asked about, never kept: kept, every later turn that names no room
+            # would carry it and be asked the same question again
+            state.slots.pop("room", None)
         state.any_room = request.any_room if isinstance(result, Clarify) else False
         return result
 
