@@ -232,11 +232,7 @@ class Dialogue:
         else:
             result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
                                             owner=owner)
-        self._remember(state, intent, slots, carried, result)
-        if request.room_said is not None:
-            # a room that matches nothing is asked about, never kept: kept, every later turn that names no room
-            # would carry it and be asked the same question again
-            state.slots.pop("room", None)
+        self._remember(state, intent, slots, carried, result, unknown_room=request.room_said is not None)
         state.any_room = request.any_room if isinstance(result, Clarify) else False
         return result
 
@@ -296,8 +292,10 @@ class Dialogue:
         return Clarify(("confirmation",), say(language, "propose", room=result.room.title(), when=when), (option,))
 
     def _remember(self, state: Conversation, intent: str, slots: Sequence[tuple[str, str]], carried: dict[str, str],
-                  result: Result) -> None:
+                  result: Result, unknown_room: bool = False) -> None:
         merged = {**carried, **dict(slots)}
+        if unknown_room:  # asked about, never kept: kept, every later turn naming no room would be asked again
+            merged.pop("room", None)
         if isinstance(result, Clarify) and result.doubt is not None:  # words in doubt are asked again, not kept
             doubted = set(result.missing)
             if doubted & {"start_time", "end_time"}:
