@@ -18,7 +18,9 @@ models/precision_files.py, with their accuracy against FP32 measured there (the 
 
 from __future__ import annotations
 
+import sys
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -39,7 +41,13 @@ def to_fp16(fp32_path: Path, out_path: Path) -> None:
     from onnxconverter_common import float16
 
     model = onnx.load(str(fp32_path))
-    converted = float16.convert_float_to_float16(model, keep_io_types=True, op_block_list=list(FP16_KEEP_FP32_OPS))
+    with warnings.catch_warnings(record=True) as truncated:  # one warning per clipped weight: dozens
+        warnings.simplefilter("always")
+        converted = float16.convert_float_to_float16(model, keep_io_types=True,
+                                                     op_block_list=list(FP16_KEEP_FP32_OPS))
+    if truncated:  # weights under FP16's smallest normal become +-1e-7, the mask's -3.4e38 becomes -1e4
+        print(f"[precision] FP16: {len(truncated)} values outside FP16's range were clipped (tiny weights to "
+              f"1e-7, the attention mask's minimum to -1e4)", file=sys.stderr, flush=True)
     _retarget_float_casts(converted)
     onnx.save(converted, str(out_path))
 

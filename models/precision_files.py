@@ -13,7 +13,7 @@ import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.cache import build_folder, locked
 from assistant.errors import ModelUnavailable
@@ -21,7 +21,11 @@ from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
 
-__all__ = ["PRECISIONS", "CALIBRATION_REQUESTS", "PrecisionFile", "ensure_precision_file"]
+if TYPE_CHECKING:
+    from models.datagen.generator import GeneratorConfig
+    from models.example import Example
+
+__all__ = ["PRECISIONS", "CALIBRATION_REQUESTS", "PrecisionFile", "ensure_precision_file", "calibration_requests"]
 
 PRECISIONS = ("fp32", "fp16", "int8")
 CALIBRATION_REQUESTS = 800
@@ -62,7 +66,7 @@ def _drops(accuracy: dict[str, Any]) -> str:
 
 
 def _build(model: NLUModel, precision: str, out: Path) -> None:
-    from models.datagen.generator import GeneratorConfig, generate, generate_splits, split_templates
+    from models.datagen.generator import GeneratorConfig, generate_splits
     from models.precision import to_fp16, to_int8_qdq
 
     tokenizer = WordPieceTokenizer(model.tokenizer_file)
@@ -72,9 +76,7 @@ def _build(model: NLUModel, precision: str, out: Path) -> None:
         _say("converting to FP16 (LayerNorm, Softmax, reductions and GELU's Erf stay FP32)")
         to_fp16(model.files.onnx_fp32, target)
     else:
-        # Calibration requests come from the training templates with their own seed: never the dev requests.
-        train_templates, _ = split_templates(generator.seed, generator.dev_template_fraction)
-        requests = generate(train_templates, CALIBRATION_REQUESTS, random.Random(generator.seed + 1009))
+        requests = calibration_requests(generator, CALIBRATION_REQUESTS)
         _say(f"calibrating INT8 Q/DQ on {len(requests)} generated requests")
         to_int8_qdq(model.files.onnx_fp32, target, tokenizer.tokenize([r.text for r in requests]), tokenizer)
     _say(f"checking {precision} against FP32 on the dev split with ONNX Runtime")
@@ -87,6 +89,20 @@ def _build(model: NLUModel, precision: str, out: Path) -> None:
     _say(f"{precision}: intent accuracy {scores['intent_accuracy']:.2f} (FP32 {fp32['intent_accuracy']:.2f}), "
          f"slot F1 {scores['slot_f1']:.2f} (FP32 {fp32['slot_f1']:.2f})")
     (out / _ACCURACY).write_text(json.dumps(accuracy, indent=2) + "\n")
+
+
+def calibration_requests(generator: GeneratorConfig, n: int) -> list[Example]:
+    """INT8 calibration requests in the model's own language, from its training templates with a seed of their
+    own: never the dev requests. (Here, not in models/datagen: a change there is a new model and retrains it.)"""
+    from models.datagen.generator import generate, render_example, split_templates
+    from models.datagen.zh_generator import render_zh_example
+    from models.datagen.zh_templates import ZH_TEMPLATES
+
+    chinese = generator.language == "zh"
+    train_templates, _ = split_templates(generator.seed, generator.dev_template_fraction,
+                                         ZH_TEMPLATES if chinese else None)
+    return generate(train_templates, n, random.Random(generator.seed + 1009),
+                    render_zh_example if chinese else render_example)
 
 
 def _dev_scores(model: NLUModel, onnx_path: Path, dev: list[Any], tokenizer: WordPieceTokenizer) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from models.datagen.generator import GeneratorConfig, generate_splits, split_tem
 from models.datagen.zh_templates import ZH_TEMPLATES
 from models.example import Example
 from models.multilingual_encoder import multilingual_encoder_dir
+from models.precision_files import calibration_requests
 from models.recipe import chinese_characters_apart
 
 CONFIG = GeneratorConfig(train_size=3000, dev_size=600, language="zh")
@@ -42,6 +43,17 @@ def test_dev_holds_out_whole_templates(splits: tuple[list[Example], list[Example
     held = {t for ts in dev_templates.values() for t in ts}
     assert all(e.template in held or e.template == "junk" for e in splits[1])
     assert not any(e.template in held for e in splits[0])
+
+
+def test_int8_calibration_requests_are_chinese_from_training_templates_only() -> None:
+    # The Chinese model's INT8 Q/DQ file is calibrated on what it will read, not on English requests.
+    _, dev_templates = split_templates(CONFIG.seed, CONFIG.dev_template_fraction, ZH_TEMPLATES)
+    held = {t for ts in dev_templates.values() for t in ts}
+    calibration = calibration_requests(CONFIG, 200)
+    assert len(calibration) == 200 and not any(e.template in held for e in calibration)
+    assert all(re.search(r"[\u4e00-\u9fff]", e.text) for e in calibration)
+    english = calibration_requests(GeneratorConfig(), 50)
+    assert not any(re.search(r"[\u4e00-\u9fff]", e.text) for e in english)
 
 
 def test_requests_are_chinese_with_english_names_and_every_intent(splits: tuple[list[Example], list[Example]]
