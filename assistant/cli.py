@@ -299,7 +299,7 @@ def _cmd_bench_nlu(args: argparse.Namespace) -> int:
 def _cmd_bench_voice(args: argparse.Namespace) -> int:
     from assistant.bench.voice import VoiceBenchOptions, run_voice_bench
 
-    return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json))
+    return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language))
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
@@ -448,7 +448,8 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--fast", action="store_true", help="send as fast as possible instead of in real time "
                       "(the server admits the first [limits] audio_burst_s = 30 s of audio at once)")
     send.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
-    send.add_argument("--language", choices=["en", "zh"], help="what the recording speaks (default: en)")
+    send.add_argument("--language", choices=["en", "zh", "auto"],
+                      help="what the recording speaks (default: en; auto: told apart in each utterance)")
     send.set_defaults(func=_cmd_send)
 
     mic = sub.add_parser("mic", parents=[common], help="talk into the microphone; see partials and results")
@@ -459,7 +460,8 @@ def _parser() -> argparse.ArgumentParser:
     mic.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
     mic.add_argument("--json", action="store_true", help="print every server event as a JSON line")
     mic.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
-    mic.add_argument("--language", choices=["en", "zh"], help="what you speak (default: en)")
+    mic.add_argument("--language", choices=["en", "zh", "auto"],
+                     help="what you speak (default: en; auto: told apart in each utterance)")
     mic.set_defaults(func=_cmd_mic)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
@@ -484,6 +486,8 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--url", help="an already running server (default: start one with a throwaway store)")
     voice.add_argument("--store", type=Path, help="booking file for the spawned server (default: a throwaway one)")
     voice.add_argument("--json", type=Path, help="write the report here")
+    voice.add_argument("--language", choices=["en", "zh", "auto"], default="en",
+                       help="the sessions' language (default: en; tests/data/corpus_zh is Chinese)")
     voice.set_defaults(func=_cmd_bench_voice)
 
     asr_bench = bench.add_parser("asr", parents=[common],

@@ -36,7 +36,9 @@ class Start:
     now: str | None = None  # ISO 8601 reference time, for reproducible tests
     conversation_id: str | None = None
     token: str | None = None  # the server's access token, for clients that cannot send an Authorization header
-    language: str | None = None  # what the speaker speaks: "en" (default) or "zh" (Chinese, and Chinese with English)
+    # what the speaker speaks: "en" (default), "zh" (Chinese, and Chinese with English), or "auto" (told apart in
+    # every utterance; each transcript says which)
+    language: str | None = None
 
     def to_wire(self) -> str:
         """The client's side of the codec; fields left unset are left out."""
@@ -97,9 +99,9 @@ def decode_client(message: str | bytes) -> ClientMessage:
             raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {_short(value)}")
         if isinstance(value, str) and len(value) > MAX_START_TEXT:
             raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
-    if values.get("language") not in (None, *SPOKEN_LANGUAGES):
-        raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(SPOKEN_LANGUAGES)}; "
-                                            f"got {_short(values['language'])}")
+    if values.get("language") not in (None, *SPOKEN_LANGUAGES, "auto"):
+        raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(SPOKEN_LANGUAGES)} "
+                                            f"or auto; got {_short(values['language'])}")
     return Start(**values)
 
 
@@ -125,7 +127,7 @@ class Ready(ServerEvent):
     type: ClassVar[str] = "ready"
     session_id: str
     sample_rate: int  # what the server resamples to
-    language: str = "en"  # what the recognizer hears this session as (start's "language")
+    language: str = "en"  # what the recognizer hears this session as (start's "language"; "auto" too)
 
 
 @dataclass(frozen=True)

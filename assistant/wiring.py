@@ -257,6 +257,7 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     server, and several gateways share it."""
     recognizer: Recognizer
     others: dict[str, Recognizer] = {}
+    chinese: WhisperRecognizer | None = None  # multilingual: it also tells languages apart ("auto" sessions)
     if models_url is not None:
         recognizer, parser = build_gateway_models(settings, models_url)
         pipeline = build_text_pipeline(settings, store_file, commit=True, parser=parser)
@@ -279,5 +280,6 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     turn = settings.turn
     _say("turn", f"{turn.model}: read after {turn.read_after_ms} ms of silence; end after {turn.complete_ms} ms "
                  f"(complete) / {turn.hold_ms} ms (incomplete) / {settings.audio.hangover_ms} ms (otherwise)")
-    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector, others=others),
+    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector, others=others,
+                               identifier=chinese),
                        stream_config(settings))

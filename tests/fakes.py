@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,8 @@ from assistant.wiring import build_text_pipeline
 from engines.base import BackendInfo, Logits
 from models.encoder import encoder_dir
 
-__all__ = ["FakeRecognizer", "FakeNLUBackend", "ScriptedVad", "fake_pipeline", "break_dialogue", "LABELS"]
+__all__ = ["FakeRecognizer", "FakeIdentifier", "FakeNLUBackend", "ScriptedVad", "fake_pipeline", "break_dialogue",
+           "LABELS"]
 
 LABELS = LabelSet(INTENTS, tuple(bio_labels(SLOT_NAMES)))
 
@@ -49,6 +50,24 @@ class FakeRecognizer:
                 self.lengths.append(len(pcm))
             texts.append(self._reply(pcm))
         return texts
+
+
+class FakeIdentifier(FakeRecognizer):
+    """A multilingual recognizer of `language` for "auto" sessions: says every audio speaks `spoken` (a test
+    changes it between sessions) and hears it itself when that is its own language."""
+
+    def __init__(self, language: str, reply: str, spoken: str) -> None:
+        super().__init__(reply)
+        self.language, self.spoken = language, spoken
+        self.identified: list[str] = []  # the language given for each audio
+
+    def identify_batch(self, pcms: list[bytes], choices: Sequence[str], priority: int = 0
+                       ) -> list[tuple[str, str | None]]:
+        assert self.spoken in choices
+        self.identified += [self.spoken] * len(pcms)
+        texts: list[str | None] = ([*self.transcribe_batch(pcms, priority)] if self.spoken == self.language
+                                   else [None] * len(pcms))
+        return [(self.spoken, text) for text in texts]
 
 
 class FakeNLUBackend:

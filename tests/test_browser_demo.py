@@ -107,10 +107,12 @@ def test_the_page_shows_the_turn_held_for_the_time_then_the_booking(own_server: 
         browser.close()
 
 
-def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(own_server: str, tmp_path: Path
-                                                                               ) -> None:
-    """The founding example, "帮我订明天上午九点的会议室", spoken with Chinese chosen on the page (?lang=zh): the
-    transcript is shown in Chinese characters with its slots marked, the booking in the card and the day view."""
+@pytest.mark.parametrize("chosen", ["zh", "auto"])
+def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(own_server: str, tmp_path: Path,
+                                                                               chosen: str) -> None:
+    """The founding example, "帮我订明天上午九点的会议室", spoken with Chinese chosen on the page (?lang=zh), or
+    with the language left to the server (?lang=auto): the transcript is shown in Chinese characters with its
+    slots marked, the booking in the card and the day view."""
     from playwright.sync_api import expect, sync_playwright
 
     microphone = _looped(DATA / "corpus_zh" / "z01.wav", tmp_path)
@@ -118,8 +120,8 @@ def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(o
         browser = pw.chromium.launch(executable_path=str(CHROMIUM),
                                      args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
         page = browser.new_context(timezone_id="Asia/Shanghai", locale="zh-CN").new_page()
-        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00&lang=zh")
-        expect(page.locator("#language")).to_have_value("zh")
+        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00&lang={chosen}")
+        expect(page.locator("#language")).to_have_value(chosen)
         page.get_by_role("button", name="Start talking").click()
         card = page.locator("#card")
         expect(card.locator(".field-room")).to_have_text("Fuji", timeout=60_000)
@@ -130,5 +132,5 @@ def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(o
         expect(transcript.locator("mark[data-slot=start_time]")).to_contain_text("上午九点")
         expect(page.locator(".day-row[data-room=fuji] .day-booking")).to_have_text("09:00–09:30")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "browser-demo-zh.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / f"browser-demo-{chosen}.png"), full_page=True)
         browser.close()

@@ -32,6 +32,8 @@ def test_client_messages() -> None:
     assert start == Start(48000, "pcm_s16le", 1, "Europe/Berlin", "2026-12-02T10:00:00", "c1")
     chinese = decode_client('{"type": "start", "sample_rate": 16000, "language": "zh"}')
     assert isinstance(chinese, Start) and chinese.language == "zh"
+    either = decode_client('{"type": "start", "sample_rate": 16000, "language": "auto"}')
+    assert isinstance(either, Start) and either.language == "auto"
     assert decode_client('{"type": "stop"}') == Stop()
     assert decode_client(b"\x01\x02") == Audio(b"\x01\x02")
 

@@ -34,7 +34,7 @@ from assistant.server.session import Session
 from assistant.server.workers import LoadPolicy, Workers
 from assistant.text_pipeline import Turn
 from assistant.turn.policy import TurnSettings
-from tests.fakes import FakeNLUBackend, FakeRecognizer, break_dialogue, fake_pipeline
+from tests.fakes import FakeIdentifier, FakeNLUBackend, FakeRecognizer, break_dialogue, fake_pipeline
 
 DATA = Path(__file__).resolve().parent / "data"
 NOW = "2026-12-02T10:00:00"
@@ -345,6 +345,50 @@ def test_a_call_is_retried_while_the_model_server_is_away_and_the_client_told_on
             asyncio.run(gives_up())
     finally:
         workers.close()
+
+
+def test_an_auto_session_is_heard_in_the_language_identified_in_each_utterance(settings: Settings,
+                                                                               tmp_path: Path) -> None:
+    """"language": "auto": the multilingual recognizer tells each utterance's language; Chinese is heard by it in
+    the same call, English then by the English recognizer; each transcript says which. Workers that hear one
+    language, or have no identifier, refuse "auto"."""
+    rate, pcm = _wav()
+    english = FakeRecognizer("book everest")
+    chinese = FakeIdentifier("zh", "帮我订珠峰", spoken="zh")
+    pipeline = fake_pipeline(settings, tmp_path / "b.sqlite", FakeNLUBackend("book_meeting"))
+    workers = Workers(english, pipeline, others={"zh": chinese}, identifier=chinese)
+    sent = Collect()
+
+    async def scenario() -> None:
+        session = Session(Start(rate, timezone="Asia/Shanghai", now=NOW, language="auto"), workers, StreamConfig(),
+                          sent)
+        await sent(session.ready())
+        await _speak(session, pcm, rate)  # identified as Chinese
+        async with asyncio.timeout(10):
+            while not any(isinstance(e, Transcript) for e in sent.events):
+                await asyncio.sleep(0.01)
+        chinese.spoken = "en"
+        await _speak(session, pcm, rate)  # then as English
+        await session.stop()
+        session.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        workers.close()
+    ready = sent.events[0]
+    transcripts = [(e.text, e.language) for e in sent.events if isinstance(e, Transcript)]
+    assert isinstance(ready, Ready) and ready.language == "auto"
+    assert transcripts == [("帮我订珠峰", "zh"), ("book everest", "en")]
+    assert chinese.identified[0] == "zh" and "en" in chinese.identified
+    assert english.lengths  # the English utterance was decoded by the English recognizer
+    assert workers.hears("auto") and workers.languages == ("en", "zh")
+    for unable in (Workers(FakeRecognizer(), pipeline),  # one language
+                   Workers(FakeRecognizer(), pipeline, others={"zh": FakeRecognizer()})):  # none to tell them apart
+        with pytest.raises(ProtocolError) as refused:
+            Session(Start(rate, language="auto"), unable, StreamConfig(), sent)
+        assert refused.value.code == "language_unavailable"
+        unable.close()
 
 
 def test_a_session_is_heard_by_the_recognizer_of_its_language(settings: Settings, tmp_path: Path) -> None:

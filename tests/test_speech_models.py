@@ -17,8 +17,10 @@ import soxr
 
 from assistant.asr.models import SPEECH_MODELS, whisper_model_dir
 from assistant.asr.whisper import WhisperRecognizer
+from assistant.config import Settings
 from assistant.errors import ModelUnavailable
 from assistant.server.spawn import spawn_server
+from assistant.wiring import build_chinese_recognizer
 from tests.transcripts import normalized
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -90,6 +92,24 @@ def test_utterances_that_end_together_are_decoded_in_one_call(tmp_path: Path) ->
     assert [normalized(t) for t in batched] == [normalized(t) for t in singles], (batched, singles)
     assert normalized(batched[0]) == "book everest tomorrow at 9 for an hour" and "denali" in normalized(batched[1])
     assert batched[2] == "" and batched[3] == batched[0]  # silence says nothing; a batch row is its own decode
+
+
+def test_base_tells_chinese_from_english_and_hears_the_chinese_in_the_same_pass(settings: Settings,
+                                                                                 tmp_path: Path) -> None:
+    # "language": "auto" sessions: the Chinese recognizer (base, as configured) says each audio's language and
+    # gives the Chinese text from the same encoder pass; the English is left to tiny.en (None).
+    recognizer = build_chinese_recognizer(settings)
+    assert recognizer is not None
+    chinese = [_pcm16k(DATA / "corpus_zh" / f"z{i:02d}.wav") for i in (1, 7, 31)]  # z31: 帮我订 Everest 明天下午五点
+    english = [_pcm16k(DATA / "corpus" / f"r{i:02d}.wav") for i in (1, 2)] + [
+        _pcm16k(DATA / "book_everest_tomorrow_9.wav")]
+    heard = recognizer.identify_batch(chinese + english, ("en", "zh"))
+    assert [language for language, _ in heard] == ["zh"] * 3 + ["en"] * 3
+    assert [text for _, text in heard[3:]] == [None] * 3
+    assert [text for _, text in heard[:3]] == recognizer.transcribe_batch(chinese + english)[:3]
+    assert "会议室" in str(heard[0][1])  # 帮我订明天上午九点的会议室
+    with pytest.raises(ValueError, match="English only"):
+        WhisperRecognizer(tmp_path, "tiny.en").identify_batch(chinese, ("en", "zh"))
 
 
 def test_numpys_blas_goes_to_one_thread_and_torchs_pool_is_left_alone() -> None:

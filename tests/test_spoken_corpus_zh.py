@@ -95,3 +95,15 @@ def test_a_language_the_server_does_not_hear_is_refused_with_a_code(server: str)
 
     assert asyncio.run(start("fr"))["code"] == "bad_language"
     assert asyncio.run(start("en"))["language"] == "en"
+
+
+def test_an_auto_session_books_chinese_and_english_requests_each_heard_in_its_language(own_server: str) -> None:
+    # "language": "auto": one conversation, the founding example in Chinese, then an English request.
+    said = [("z01.wav", "zh", ("fuji", "2026-12-03T09:00:00+08:00", "2026-12-03T09:30:00+08:00")),
+            ("../corpus/r01.wav", "en", ("everest", "2026-12-03T09:00:00+08:00", "2026-12-03T10:00:00+08:00"))]
+    for wav, language, expected in said:
+        events = asyncio.run(_utterances(own_server, CORPUS / wav, language="auto", conversation="auto"))
+        assert events[0]["type"] == "ready" and events[0]["language"] == "auto"
+        assert [e["language"] for e in events if e["type"] == "transcript"] == [language], events
+        command = next(e["result"] for e in events if e["type"] == "result")["command"]
+        assert (command["room"], command["start"], command["end"]) == expected, command

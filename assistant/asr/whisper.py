@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,11 @@ def one_blas_thread_for_numpy() -> int:
 def float_audio(pcm16k: bytes) -> np.ndarray:
     """16-bit PCM as the float32 samples in [-1, 1) faster-whisper takes."""
     return np.frombuffer(pcm16k, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def _likeliest(scores: dict[str, float], choices: Sequence[str]) -> str:
+    """The choice Whisper finds likeliest ({"<|zh|>": 0.98, ...}); the first choice when it scores none."""
+    return max(choices, key=lambda language: scores.get(f"<|{language}|>", 0.0))
 
 
 class WhisperRecognizer:
@@ -108,12 +113,33 @@ class WhisperRecognizer:
     def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
         """Texts in order: one encoder pass and one search for all (commands are short, so each fits one 30 s
         window; longer audio is decoded from its first 30 s). `priority` matters only to a remote model."""
+        return self._decode(self._encode(pcms), len(pcms))
+
+    def identify_batch(self, pcms: list[bytes], choices: Sequence[str], priority: int = 0
+                       ) -> list[tuple[str, str | None]]:
+        """(language, text) of each audio: its language among `choices` by Whisper's own language identification
+        (one decoder step on the encoder output), and, where that is this recognizer's language, its text from
+        the same encoder pass (so Chinese pays for no second one); None where another recognizer must hear it.
+        Needs a multilingual model (base)."""
+        if not self._model.model.is_multilingual:
+            raise ValueError(f"speech model {self.model_name} hears English only: it cannot tell languages apart")
+        encoded = self._encode(pcms)
+        languages = [_likeliest(dict(scores), choices) for scores in self._model.model.detect_language(encoded)]
+        # A batch is decoded whole (a part of the encoder output cannot be taken on the GPU without a copy);
+        # a batch with none of this language is not decoded at all.
+        texts = self._decode(encoded, len(pcms)) if self.language in languages else [""] * len(pcms)
+        return [(language, text if language == self.language else None)
+                for language, text in zip(languages, texts, strict=True)]
+
+    def _encode(self, pcms: list[bytes]) -> Any:
         from faster_whisper.audio import pad_or_trim
 
         features = np.stack([pad_or_trim(self._model.feature_extractor(float_audio(p))) for p in pcms])
-        encoded = self._model.encode(features)
+        return self._model.encode(features)
+
+    def _decode(self, encoded: Any, count: int) -> list[str]:
         results = self._model.model.generate(
-            encoded, [list(self._prompt) for _ in pcms], beam_size=self._beam_size,
+            encoded, [list(self._prompt) for _ in range(count)], beam_size=self._beam_size,
             max_length=self._model.max_length, suppress_blank=True, suppress_tokens=self._suppress,
             return_scores=True, return_no_speech_prob=True)
         return [self._text(result) for result in results]

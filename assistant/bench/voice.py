@@ -31,11 +31,13 @@ class VoiceBenchOptions:
     url: str | None = None  # an already running server (default: start one with a throwaway store)
     store: Path | None = None  # booking file for the spawned server (default: a throwaway one)
     json: Path | None = None
+    language: str = "en"  # the sessions' "language": en, zh or auto
 
 
-def _send(url: str, wav: Path) -> list[Received]:
+def _send(url: str, wav: Path, language: str) -> list[Received]:
     out = subprocess.run([sys.executable, "-m", "assistant", "send", str(wav), "--url", url, "--now", CORPUS_NOW,
-                          "--tz", CORPUS_TZ], capture_output=True, text=True, timeout=120, check=False)
+                          "--tz", CORPUS_TZ, "--language", language],
+                         capture_output=True, text=True, timeout=120, check=False)
     return [Received.from_line(line) for line in out.stdout.splitlines()]
 
 
@@ -48,7 +50,7 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
     rows = []
     try:
         for item in tqdm(items, desc="bench voice", unit="utterance", file=sys.stderr):
-            received = _send(url, options.corpus / item.file)
+            received = _send(url, options.corpus / item.file, options.language)
             ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
             intent = next((r.event.intent for r in received if isinstance(r.event, IntentEvent)), None)
             for r in received:
@@ -64,12 +66,15 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     stats = LatencyStats.from_seconds(latencies)
     right = sum(r["intent_right"] for r in rows)
-    print(f"voice-to-action over {stats.n} utterances (real time, hangover included): "
+    print(f"voice-to-action over {stats.n} utterances in {options.language!r} sessions (real time, hangover "
+          f"included): "
           f"p50 {stats.p50_ms:.0f} ms, p95 {stats.p95_ms:.0f} ms, p99 {stats.p99_ms:.0f} ms; "
           f"intents right {right}/{len(rows)}")
     if options.json:
         write_report(options.json, {"benchmark": "voice-to-action, spoken corpus, one real-time client",
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
-                                    "machine": machine_info(), "asr": "faster-whisper tiny.en, cpu int8",
+                                    "machine": machine_info(), "language": options.language,
+                                    "asr": "faster-whisper: tiny.en (English), base (Chinese; telling them apart "
+                                           "in auto sessions), cpu int8",
                                     "latency": stats.as_dict(), "intents_right": right, "utterances": rows})
     return 0

@@ -96,7 +96,9 @@ class Session:
         self.language = start.language or "en"
         if not workers.hears(self.language):
             raise ProtocolError("language_unavailable", f"this server hears {', '.join(workers.languages)} only; "
-                                                        f"not {self.language!r}")
+                                                        f"not {self.language!r}" + (
+                                                            " (it tells languages apart where it hears two)"
+                                                            if self.language == "auto" else ""))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
         self.workers = workers
         self.send = send
@@ -119,6 +121,10 @@ class Session:
         self._amends: set[int] = set()  # utterances that began right after an early end
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
         self._told_unavailable: set[int] = set()  # utterances whose client heard that the model server is away
+        # "auto" sessions: the language identified in each utterance's read or final, and the last one identified
+        # (a partial, only a display, is decoded in it rather than paying for identification)
+        self._heard_in: dict[int, str] = {}
+        self._spoken: str | None = None
 
     def close(self) -> None:
         """The connection is gone (or started over): stop counting this session as a speaker, and cancel the
@@ -251,7 +257,7 @@ class Session:
 
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         try:
-            text = await self.workers.transcribe(audio, final=False, owner=self.id, language=self.language)
+            text = await self._hear(utterance, audio, final=False)
             if not text or utterance != self.stream.utterance or not self.stream.in_speech:
                 return
             self._heard[utterance] = text
@@ -280,8 +286,7 @@ class Session:
                 verdict = acoustic_verdict(await self.workers.turn_probability(due.audio, self.id),
                                            self.workers.turn)
             else:
-                text = await self.workers.transcribe(due.audio, final=False, read=True, owner=self.id,
-                                                     language=self.language)
+                text = await self._hear(due.utterance, due.audio, final=False, read=True)
                 outcome = await self.workers.act(self._turn(text, preview=True), self.id) if text.strip() else None
                 verdict = read_verdict(text, outcome.result if outcome else None,
                                        outcome.confidence if outcome else 0.0, self._heard.get(due.utterance),
@@ -312,7 +317,7 @@ class Session:
                 await asyncio.wait([previous])
             amend = utterance in self._amends
             self._amends.discard(utterance)
-            await self._emit(Transcript(utterance, text, self.language))
+            await self._emit(Transcript(utterance, text, self._heard_in.pop(utterance, self.language)))
             if not text:
                 self.latency.forget(utterance)
                 return
@@ -336,11 +341,23 @@ class Session:
             if heard is not None:
                 self.workers.metrics.finals_reused.inc()
                 return heard
-            return await self.workers.retrying(lambda: self.workers.transcribe(audio, final=True, owner=self.id,
-                                                                               language=self.language),
+            return await self.workers.retrying(lambda: self._hear(utterance, audio, final=True),
                                                self._model_waiting(utterance))
         finally:
             self._waiting -= 1
+
+    async def _hear(self, utterance: int, audio: bytes, *, final: bool, read: bool = False) -> str:
+        """The text of this audio in the session's language; in an "auto" session, in the language identified
+        in it (a partial: in the one identified last, when there is one)."""
+        language = self.language
+        if language == "auto" and not (final or read) and self._spoken is not None:
+            language = self._spoken
+        text, heard_in = await self.workers.hear(audio, final=final, read=read, owner=self.id, language=language)
+        if final or read:
+            self._heard_in[utterance] = heard_in
+            if self.language == "auto":
+                self._spoken = heard_in
+        return text
 
     def _model_waiting(self, utterance: int) -> Callable[[float], Awaitable[None]]:
         """What the client hears when its utterance waits for the model server to come back: the answer follows

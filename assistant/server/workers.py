@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -23,7 +23,7 @@ from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.policy import TurnSettings
 
-__all__ = ["Recognizer", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
+__all__ = ["Recognizer", "LanguageIdentifier", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,17 @@ class Recognizer(Protocol):
     def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
         """Texts in order; `priority` (FINAL, READ, PARTIAL) travels to a model server, which serves urgent
         work first."""
+        ...
+
+
+class LanguageIdentifier(Protocol):
+    """A multilingual recognizer that also says which language each audio speaks (sessions that start with
+    "language": "auto"), and hears it itself where that is its own language (WhisperRecognizer)."""
+
+    language: str
+
+    def identify_batch(self, pcms: list[bytes], choices: Sequence[str], priority: int = 0
+                       ) -> list[tuple[str, str | None]]:
         ...
 
 
@@ -69,9 +80,11 @@ class LoadPolicy:
 class Workers:
     def __init__(self, recognizer: Recognizer, pipeline: TextPipeline, policy: LoadPolicy | None = None,
                  metrics: ServerMetrics | None = None, turn: TurnSettings | None = None,
-                 turn_detector: TurnDetector | None = None, others: Mapping[str, Recognizer] | None = None) -> None:
+                 turn_detector: TurnDetector | None = None, others: Mapping[str, Recognizer] | None = None,
+                 identifier: LanguageIdentifier | None = None) -> None:
         """`recognizer` hears English; `others` hear other languages ({"zh": a multilingual Whisper set to
-        Chinese}), each behind its own batcher: a batch is decoded with one language's prompt."""
+        Chinese}), each behind its own batcher: a batch is decoded with one language's prompt. `identifier`
+        (the multilingual one, when there are other languages) tells the languages apart for "auto" sessions."""
         self.recognizer = recognizer
         self.pipeline = pipeline
         self.policy = policy or LoadPolicy()
@@ -92,6 +105,9 @@ class Workers:
         self._asr_by_language = {"en": self._asr_batcher("asr", recognizer),
                                  **{language: self._asr_batcher(f"asr_{language}", other)
                                     for language, other in (others or {}).items()}}
+        self._identify: DynamicBatcher[tuple[bytes, int], tuple[str, str | None]] | None = None
+        if identifier is not None and others:
+            self._identify = self._identify_batcher(identifier, tuple(self._asr_by_language))
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
@@ -108,13 +124,42 @@ class Workers:
                               lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took),
                               self.policy.asr_calls)
 
+    def _identify_batcher(self, identifier: LanguageIdentifier, choices: tuple[str, ...]
+                          ) -> DynamicBatcher[tuple[bytes, int], tuple[str, str | None]]:
+        def identify(items: list[tuple[bytes, int]]) -> list[tuple[str, str | None]]:
+            return identifier.identify_batch([audio for audio, _ in items], choices, priority=items[0][1])
+
+        # its own batcher and thread: the identifier's own language's batcher may be decoding meanwhile
+        return DynamicBatcher(f"asr_identify_{identifier.language}", identify, self.policy.asr,
+                              lambda priority, size, took: self._batch_done(_ASR_WORK[priority], size, took),
+                              self.policy.asr_calls)
+
     @property
     def languages(self) -> tuple[str, ...]:
-        """The spoken languages these workers hear."""
+        """The spoken languages these workers hear ("auto" is not one: see `hears`)."""
         return tuple(self._asr_by_language)
 
     def hears(self, language: str) -> bool:
-        return language in self._asr_by_language
+        """A language these workers hear; "auto" when they can also tell them apart."""
+        return language in self._asr_by_language or (language == "auto" and self._identify is not None)
+
+    async def hear(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
+                   language: str = "en") -> tuple[str, str]:
+        """(text, language): `transcribe` in a session's language, or with "auto" in the language identified in
+        this audio (Chinese is heard in the same pass; English then by its own recognizer)."""
+        if language != "auto":
+            return await self.transcribe(audio, final=final, read=read, owner=owner, language=language), language
+        if self._identify is None:
+            raise ValueError("these workers cannot tell languages apart (one language, or no identifier)")
+        priority = FINAL if final else READ if read else PARTIAL
+        self.in_flight["asr_final"] += final
+        try:
+            heard, text = await self._run("asr", self._identify((audio, priority), priority, owner))
+        finally:
+            self.in_flight["asr_final"] -= final
+        if text is None:
+            text = await self.transcribe(audio, final=final, read=read, owner=owner, language=heard)
+        return text, heard
 
     async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
                          language: str = "en") -> str:
@@ -228,6 +273,8 @@ class Workers:
     def close(self) -> None:
         for batcher in self._asr_by_language.values():
             batcher.close()
+        if self._identify is not None:
+            self._identify.close()
         self._nlu.close()
         if self._turn is not None:
             self._turn.close()

@@ -6,8 +6,9 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const NOW = params.get("now"); // a fixed reference time for reproducible demos and tests: ?now=2026-12-02T10:00:00
 const TIMEZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
-// What the recognizer hears: English, or Chinese (Chinese with English names in it too). ?lang=zh preselects it.
-const LANGUAGES = ["en", "zh"];
+// What the recognizer hears: English, Chinese (with English names in it too), or either, told apart in each
+// utterance (auto). ?lang=zh or ?lang=auto preselects it.
+const LANGUAGES = ["en", "zh", "auto"];
 const WS_URL = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
 const FRAME_MS = 20;
 // A server that needs a token is opened as /#token=TOKEN: the fragment never reaches a server or a Referer. It is
