@@ -156,8 +156,13 @@ def recognizer_hotwords(settings: Settings, language: str = "en") -> str | None:
         return None
     rooms = RoomDirectory.load(settings.rooms_file).rooms
     if language == "zh":
-        names = [next((a for a in room.aliases if has_chinese(a)), room.name) for room in rooms]
-        return f"帮我订周五上午十点的会议室，开一个小时。取消预订，改到下午三点。会议室：{'、'.join(names)}。"
+        # The rooms first, in both languages, then requests as they are said, one with an English name in it:
+        # ending on a whole request, not on the list, keeps "会议室：" out of transcripts; the English names and
+        # the mixed request keep English words spoken inside Chinese (26 -> 29 of 35, docs/multilingual.md).
+        names = "、".join(next((a for a in room.aliases if has_chinese(a)), room.name) for room in rooms)
+        english = "、".join(room.name.capitalize() for room in rooms)
+        return (f"会议室有{names}（{english}）。帮我订周五上午十点的会议室，开一个小时。取消预订，改到下午三点。"
+                f"帮我订 {rooms[-1].name.capitalize()} 明天下午两点。")
     return f"Book, reserve, cancel, move. Rooms: {', '.join(room.name for room in rooms)}."
 
 

@@ -68,11 +68,11 @@ def test_spoken_chinese_requests_give_their_expected_results(own_server: str) ->
     report = "\n".join(f"{k}: {v}" for k, v in wrong.items())
     # The product's founding example, spoken: tomorrow 09:00-09:30 in the smallest free room (Fuji, 4 seats).
     assert "z01.wav" not in wrong, report
-    # The aim is 90 % (32 of 35). Measured: 25 of 35 (2026-12-04, AMD EPYC); Whisper base writes 20 of the 35
-    # exactly (订 as 变, 珠峰 as 周风, 十日 as 十一), and drops the English word or the words after it in 4 of the
-    # 5 mixed requests (two voices joined). The bar holds what is reached, with room for int8 kernels that differ
-    # by processor; docs/multilingual.md has the list.
-    assert len(items) - len(wrong) >= 22, report
+    # The aim is 90 % (32 of 35). Measured: 29 of 35 (2026-12-04, AMD EPYC, with the prompt that names the rooms
+    # in both languages and ends on a mixed request); what is left is Whisper base's (订 as 变, 十日 as 十一, a
+    # prompt word or a pause where two voices were joined). The bar holds what is reached, with room for int8
+    # kernels that differ by processor; docs/multilingual.md has the list.
+    assert len(items) - len(wrong) >= 26, report
     print(f"{len(items) - len(wrong)}/{len(items)} spoken Chinese requests right\n{report}")
 
 

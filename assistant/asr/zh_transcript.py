@@ -8,7 +8,8 @@ characters (德納利). Chinese recognizers correct such words against a hotword
 - traditional -> simplified (OpenCC's table, opencc-python-reimplemented, Apache-2.0);
 - a run of characters that sounds exactly like a domain word (same toneless pinyin, via pypinyin, MIT) is that
   word: the rooms' Chinese names (any run for names of three or more syllables may differ in one syllable that
-  starts with the same letter: 中穆朗玛 -> 珠穆朗玛), 改到, 取消, 预订;
+  starts with the same letter: 中穆朗玛 -> 珠穆朗玛; and rounded vowels heard one for another, zhou or zhong for
+  zhu, mo for mu, where at least one syllable is exact: 周末朗马 -> 珠穆朗玛, 周风 and 中风 -> 珠峰), 改到, 取消, 预订;
 - a day part (上午, 下午, 中午, 晚上, 早上) only where a number follows (上五十点 -> 上午十点; 商务会议 stays),
   and then one syllable may be off if it starts with the same letter (向五两点 -> 下午两点);
 - a character that sounds like a numeral right before 点 is that numeral (就点 -> 九点);
@@ -32,6 +33,9 @@ _NUMERALS = "零一二三四五六七八九十两"
 _DIGIT_SOUNDS = dict(zip("0123456789", ("ling", "yi", "er", "san", "si", "wu", "liu", "qi", "ba", "jiu"), strict=True))
 _FOLLOWS_NUMBER = re.compile(rf"[{_NUMERALS}\d]")
 _ECHO = re.compile(r"([上下中]午)五(十[一二]?点)")
+_INITIALS = set("bpmfdtnlgkhjqxrzcsyw")
+# The finals Whisper base wrote one for another on the corpus's voice (zhu as zhou and zhong, mu as mo)
+_ROUNDED = {"u", "ou", "o", "uo", "ong"}
 
 
 @cache
@@ -52,14 +56,33 @@ def _sound(ch: str) -> str | None:
     return str(lazy_pinyin(ch)[0])
 
 
+def _split(syllable: str) -> tuple[str, str]:
+    """(initial, final) of a toneless pinyin syllable: zhou -> (zh, ou), mo -> (m, o), ang -> ("", ang)."""
+    if syllable[:2] in ("zh", "ch", "sh"):
+        return syllable[:2], syllable[2:]
+    if syllable[:1] in _INITIALS:
+        return syllable[:1], syllable[1:]
+    return "", syllable
+
+
+def _rounded_alike(heard: str, meant: str) -> bool:
+    """The same initial and both finals rounded back vowels: zhou, zhong for zhu; mo for mu."""
+    (i1, f1), (i2, f2) = _split(heard), _split(meant)
+    return i1 == i2 and f1 in _ROUNDED and f2 in _ROUNDED
+
+
 def _close(heard: list[str | None], word: list[str], shortest: int = 3) -> bool:
-    """Same sounds; a word of `shortest` syllables or more may miss one, if it starts with the same letter."""
+    """Same sounds, but for rounded vowels heard one for another (周末朗马 for 珠穆朗玛, 周风 and 中风 for 珠峰: at
+    least one syllable exact); or a word of `shortest` syllables or more one syllable off, if that syllable starts
+    with the same letter."""
     if any(h is None for h in heard):
         return False
-    misses = [(h, w) for h, w in zip(heard, word, strict=True) if h != w]
+    misses = [(str(h), w) for h, w in zip(heard, word, strict=True) if h != w]
     if not misses:
         return True
-    return len(word) >= shortest and len(misses) == 1 and misses[0][0][:1] == misses[0][1][:1]  # type: ignore[index]
+    if len(misses) < len(word) and all(_rounded_alike(h, w) for h, w in misses):
+        return True
+    return len(word) >= shortest and len(misses) == 1 and misses[0][0][:1] == misses[0][1][:1]
 
 
 class ChineseTranscriptFixer:
