@@ -27,6 +27,7 @@ def build_folder(folder: Path, build: Callable[[Path], None]) -> None:
     """Run `build(staging)` in a fresh folder next to `folder`, then rename it to `folder` (replacing an old one).
     The caller holds the lock and has checked that `folder` needs building."""
     folder.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_staging(folder)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
         build(staging)
@@ -36,3 +37,12 @@ def build_folder(folder: Path, build: Callable[[Path], None]) -> None:
         staging.rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned_staging(folder: Path) -> None:
+    """A build killed outright (SIGKILL, power loss) leaves its staging folder behind, often hundreds of MB.
+    Only a build of `folder` makes `.{name}-*` folders and the caller holds that build's lock, so any found now
+    belongs to a build that is gone."""
+    for leftover in folder.parent.glob(f".{folder.name}-*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)

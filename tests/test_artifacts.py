@@ -29,7 +29,7 @@ def test_cached_model_is_reused_not_rebuilt(meeting_model: NLUModel) -> None:
     assert (again.folder / "manifest.json").stat().st_mtime_ns == built_at
     assert again.folder == meeting_model.folder
     assert again.manifest["key"] == meeting_model.folder.name
-    assert not list(meeting_model.folder.parent.glob(".meeting-*"))  # no staging folder left behind
+    assert not list(meeting_model.folder.parent.glob(f".{meeting_model.folder.name}-*"))  # no staging left behind
 
 
 def test_key_changes_when_the_recipe_code_changes(monkeypatch: pytest.MonkeyPatch) -> None:
