@@ -118,9 +118,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     check_serving(settings)  # refused before minutes of model loading, not after
     access = Access.configure(settings.access, args.host)  # a non-loopback bind without a token: refused now
     if args.models is not None:
-        from engines.triton_client import parse_models_url
+        from engines.triton_client import parse_models_urls
 
-        parse_models_url(args.models)  # a malformed URL: refused now
+        parse_models_urls(args.models)  # a malformed URL: refused now
     if args.workers < 1:
         raise ConfigError("--workers: at least 1")
     if args.workers > 1:
@@ -135,13 +135,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_model_server(args: argparse.Namespace) -> int:
-    from assistant.model_server.launch import run_model_server, triton_python
+    from assistant.model_server.launch import run_model_servers, triton_python
     from assistant.wiring import check_serving, meeting_model, recognizer_hotwords
 
     settings = _settings(args)
     check_serving(settings)
+    if args.servers < 1:
+        raise ConfigError("--servers: at least 1")
+    gpus = None
+    if args.gpus is not None:
+        try:
+            gpus = [int(part) for part in args.gpus.split(",") if part.strip()]
+        except ValueError:
+            raise ConfigError(f"--gpus {args.gpus!r}: GPU indexes, e.g. 0,1") from None
+        if not gpus or min(gpus) < 0:
+            raise ConfigError(f"--gpus {args.gpus!r}: GPU indexes, e.g. 0,1")
     triton_python(settings)  # no pytriton anywhere: said before the model is looked for
-    return run_model_server(settings, meeting_model(settings), recognizer_hotwords(settings))
+    return run_model_servers(settings, meeting_model(settings), recognizer_hotwords(settings), args.servers, gpus)
 
 
 def _cmd_export_triton(args: argparse.Namespace) -> int:
@@ -421,8 +431,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--store", type=Path, help="SQLite booking file (default from config: the user's data dir)")
     serve.add_argument("--asr-model", choices=sorted(SPEECH_MODELS),
                        help="faster-whisper model (default from config [asr] model: tiny.en)")
-    serve.add_argument("--models", metavar="triton://HOST:PORT",
-                       help="run no model here: call the model server's (assistant model-server) at its gRPC port")
+    serve.add_argument("--models", metavar="triton://HOST:PORT[,...]",
+                       help="run no model here: call the model server's (assistant model-server) at its gRPC port; "
+                            "several, comma-separated (one per GPU): each call goes to the least busy")
     serve.add_argument("--workers", type=int, default=1,
                        help="server processes sharing the port (SO_REUSEPORT); best with --models")
     serve.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # set by --workers
@@ -431,6 +442,11 @@ def _parser() -> argparse.ArgumentParser:
     model_server = sub.add_parser("model-server", parents=[common],
                                   help="serve the recognizer and the NLU model on Triton for gateways "
                                        "(assistant serve --models triton://HOST:PORT); ports in [model_server]")
+    model_server.add_argument("--servers", type=int, default=1,
+                              help="Triton processes, one per GPU: server i on GPU i and on each port + i * "
+                                   "[model_server] port_stride (gateways: --models triton://H:8001,triton://H:8011)")
+    model_server.add_argument("--gpus", metavar="0,1,...",
+                              help="the GPUs to put them on, in turn (default: every GPU visible; none on a CPU)")
     model_server.set_defaults(func=_cmd_model_server)
 
     export = sub.add_parser("export-triton", parents=[common],
@@ -506,7 +522,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--spawn", action="store_true", help="start a server with a throwaway store (the default)")
     e2e.add_argument("--layouts", default="single",
                      help="what to start and measure, one after another: single (one process, the default) and/or "
-                          "triton:N (assistant model-server + N gateways on one port), e.g. single,triton:2")
+                          "triton:N (assistant model-server + N gateways on one port), triton:NxS (and S model "
+                          "servers, one per GPU), e.g. single,triton:2,triton:4x2")
     e2e.add_argument("--clients", default="1", help="concurrent clients; a comma list is a sweep, e.g. 1,2,4,8")
     e2e.add_argument("--client-procs", type=int, default=1,
                      help="processes the clients are spread over (one event loop carries a few hundred at most)")

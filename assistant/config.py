@@ -111,6 +111,7 @@ class ModelServerSettings:
     http_port: int = 8000
     grpc_port: int = 8001  # the port gateways call: --models triton://HOST:8001
     metrics_port: int = 8002  # Triton's Prometheus metrics (queue times, batch sizes, GPU utilization)
+    port_stride: int = 10  # `--servers N`: server i listens on each port + i * port_stride (8001, 8011, ...)
     python: str = ".venv-triton/bin/python"  # its own environment (pytriton pins numpy<2), relative to the cwd
     asr_instances: int = 1  # copies of the recognizer (each its own thread; on a GPU, its own CUDA stream)
     gateway_calls: int = 4  # a gateway's recognition calls in flight at once; Triton merges them into batches
@@ -215,6 +216,8 @@ def _model_server(data: Mapping[str, Any], where: str) -> ModelServerSettings:
     for name in ("http_port", "grpc_port", "metrics_port"):
         if not 0 <= getattr(settings, name) <= 65535:
             raise ConfigError(f"{where}.{name}: a port number, 0-65535")
+    if settings.port_stride < 3:  # a server's three ports must not run into the next server's
+        raise ConfigError(f"{where}.port_stride: at least 3")
     if settings.asr_instances < 1 or settings.gateway_calls < 1:
         raise ConfigError(f"{where}: asr_instances and gateway_calls are at least 1")
     if settings.retry_s < 0 or settings.timeout_s <= 0:

@@ -238,20 +238,26 @@ def build_chinese_recognizer(settings: Settings) -> WhisperRecognizer | None:
 
 
 def build_gateway_models(settings: Settings, models_url: str) -> tuple[RemoteRecognizer, IntentSlotParser]:
-    """A gateway's models: the model server's, called over gRPC. The tokenizer and labels are read from the
-    same trained model in the local cache (the model server must serve that model: checked on every call)."""
-    from engines.triton_client import TritonModels, TritonNLUBackend, parse_models_url
+    """A gateway's models: the model servers', called over gRPC (several: one per GPU, each call to the least
+    busy). The tokenizer and labels are read from the same trained model in the local cache (the model servers
+    must serve that model: checked on every call)."""
+    from engines.triton_client import TritonModels, TritonNLUBackend, parse_models_urls
+    from engines.triton_pool import ModelServerPool
 
-    models = TritonModels(parse_models_url(models_url), settings.model_server.timeout_s)
+    timeout_s = settings.model_server.timeout_s
+    models = ModelServerPool([TritonModels(address, timeout_s) for address in parse_models_urls(models_url)])
     model = meeting_model(settings)
     nlu = settings.nlu
     backend = TritonNLUBackend(models, model.files.num_intents, model.files.num_slot_labels)
     parser = IntentSlotParser(backend, WordPieceTokenizer(model.tokenizer_file), model.labels,
                               min_confidence=nlu.min_confidence, max_tokens=nlu.max_tokens,
                               max_chars=nlu.max_chars, batch_size=nlu.batch_size)
-    ready = all(models.ready(name) for name in ("asr", "nlu"))
-    _say("serve", f"models on triton://{models.address}: " + (
-        "ready" if ready else f"not answering yet; finals are retried for up to {settings.model_server.retry_s:g} s"))
+    meanwhile = ", its calls go to the others" if len(models.servers) > 1 else ""
+    for server in models.servers:
+        ready = all(server.ready(name) for name in ("asr", "nlu"))
+        _say("serve", f"models on triton://{server.address}: " + (
+            "ready" if ready else f"not answering yet{meanwhile}; finals are retried for up to "
+                                  f"{settings.model_server.retry_s:g} s while none answers"))
     return RemoteRecognizer(models), parser
 
 

@@ -23,8 +23,10 @@ from numpy.typing import NDArray
 
 from assistant.errors import ConfigError, ModelServerUnavailable, Overloaded
 from engines.base import INPUT_NAMES, OUTPUT_NAMES, BackendInfo, Logits
+from engines.triton_pool import ModelServer
 
-__all__ = ["SEQ_BUCKETS", "NLU_MODEL", "TritonModels", "TritonNLUBackend", "parse_models_url", "seq_bucket"]
+__all__ = ["SEQ_BUCKETS", "NLU_MODEL", "TritonModels", "TritonNLUBackend", "parse_models_url", "parse_models_urls",
+           "models_url", "seq_bucket"]
 
 NLU_MODEL = "nlu"
 SEQ_BUCKETS = (16, 32, 64, 128, 256, 512)
@@ -45,6 +47,22 @@ def parse_models_url(url: str) -> str:
         raise ConfigError(f"--models {url!r}: {exc}") from None
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{host}:{port}"
+
+
+def parse_models_urls(text: str) -> list[str]:
+    """`--models triton://A:8001,triton://B:8011` (one model server per GPU) -> their HOST:PORTs, in order."""
+    addresses = [parse_models_url(part.strip()) for part in text.split(",") if part.strip()]
+    if not addresses:
+        raise ConfigError("--models: name at least one model server, triton://HOST:PORT")
+    repeated = sorted({a for a in addresses if addresses.count(a) > 1})
+    if repeated:
+        raise ConfigError(f"--models names {', '.join(repeated)} more than once")
+    return addresses
+
+
+def models_url(address: str) -> str:
+    """A server's or a pool's address ("h:8001,h:8011") written as --models takes it."""
+    return ",".join(f"triton://{part}" for part in address.split(","))
 
 
 def seq_bucket(length: int) -> int:
@@ -128,7 +146,7 @@ class TritonModels:
 class TritonNLUBackend:
     """engines.base.NLUBackend on a model server's `nlu` model (ONNX Runtime, TensorRT or CUDA graphs there)."""
 
-    def __init__(self, models: TritonModels, num_intents: int, num_slot_labels: int) -> None:
+    def __init__(self, models: ModelServer, num_intents: int, num_slot_labels: int) -> None:
         self._models = models
         self._num_intents, self._num_slot_labels = num_intents, num_slot_labels
 
@@ -153,7 +171,7 @@ class TritonNLUBackend:
         return intent, slot
 
     def info(self) -> BackendInfo:
-        return BackendInfo("triton", f"triton://{self._models.address}", "remote", NLU_MODEL)
+        return BackendInfo("triton", models_url(self._models.address), "remote", NLU_MODEL)
 
     def close(self) -> None:
         pass

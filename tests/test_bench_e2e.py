@@ -276,7 +276,11 @@ def test_a_short_soak_reports_requests_errors_and_memory(short_corpus: Path, tmp
 def test_layouts_are_read_from_the_command_line_and_bad_ones_are_refused() -> None:
     assert [layout.name for layout in parse_layouts("single, triton:4")] == ["single", "triton:4"]
     assert [layout.gateways for layout in parse_layouts("triton:1,single")] == [1, 0]
-    for bad in ("", "triton", "triton:0", "triton:x", "gateways:2", "single;triton:2"):
+    two_servers = parse_layouts("triton:4x2,triton:4x1")
+    assert [(layout.gateways, layout.model_servers, layout.name) for layout in two_servers] == [
+        (4, 2, "triton:4x2"), (4, 1, "triton:4")]
+    for bad in ("", "triton", "triton:0", "triton:x", "gateways:2", "single;triton:2", "triton:4x0", "triton:4x",
+                "triton:x2", "triton:4x2x2"):
         with pytest.raises(ConfigError, match="--layouts"):
             parse_layouts(bad)
 

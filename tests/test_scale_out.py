@@ -5,7 +5,9 @@ its own environment) serving the recognizer and the NLU model, and gateway proce
 - two gateways give the spoken corpus exactly the results the single-process server gives;
 - killing one gateway loses only its own connections;
 - a model-server restart is survived: the gateway says model_unavailable, retries, and books when it is back;
-- `--workers 2` shares one port and replaces a worker that dies.
+- `--workers 2` shares one port and replaces a worker that dies;
+- one gateway on two model servers (`model-server --servers 2`, one per GPU where there are GPUs) sends calls
+  to both, loses nothing when one is killed, and uses it again once its supervisor has restarted it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from assistant.bench.report import metric_samples
 from assistant.nlu.model_folder import NLUModel
 from assistant.server.spawn import spawn_model_server, spawn_server
+from engines.triton_client import parse_models_urls
 
 pytestmark = pytest.mark.slow
 
@@ -60,9 +64,9 @@ def _bookings(store: Path) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def model_server(meeting_model: NLUModel) -> Iterator[str]:
-    proc, url = spawn_model_server()
-    yield url
-    _stop(proc)
+    server = spawn_model_server()
+    yield server.url
+    _stop(server.proc)
 
 
 async def _say(ws: ClientConnection, pcm: bytes) -> list[dict[str, Any]]:
@@ -177,7 +181,8 @@ def test_killing_one_gateway_loses_only_its_own_connections(model_server: str, t
 
 def test_a_model_server_restart_is_survived_without_losing_a_booking(meeting_model: NLUModel, tmp_path: Path
                                                                      ) -> None:
-    models, url = spawn_model_server()
+    spawned = spawn_model_server()
+    models, url = spawned.proc, spawned.url
     grpc_port = int(url.rsplit(":", 1)[1])
     store = tmp_path / "bookings.sqlite"
     gateway, gateway_url = spawn_server(store, ["--models", url])
@@ -191,7 +196,7 @@ def test_a_model_server_restart_is_survived_without_losing_a_booking(meeting_mod
             _stop(models)  # the model server goes away between two requests of one session ...
             pending = asyncio.create_task(_say(ws, _pcm(CORPUS / "r02.wav")))
             await asyncio.sleep(4)  # ... the gateway has told the client by now, and retries
-            restarted.append(spawn_model_server(grpc_port=grpc_port)[0])  # ... and comes back on the same port
+            restarted.append(spawn_model_server(grpc_port=grpc_port).proc)  # ... and comes back on the same port
             return before, await pending
 
     try:
@@ -231,3 +236,59 @@ def test_workers_share_one_port_and_a_dead_worker_is_replaced(model_server: str,
     finally:
         _stop(supervisor)
     assert len(_bookings(store)) == 2
+
+
+def _answered(metrics_url: str) -> dict[str, int]:
+    """Requests each model of one model server has answered, from Triton's own metrics."""
+    samples = metric_samples(metrics_url) or []
+    return {s.labels["model"]: int(s.value) for s in samples
+            if s.name.removesuffix("_total") == "nv_inference_request_success"}
+
+
+def _ready(address: str) -> bool:
+    import tritonclient.grpc
+
+    try:
+        return bool(tritonclient.grpc.InferenceServerClient(address).is_model_ready("asr", client_timeout=2.0))
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+
+
+def test_one_gateway_on_two_model_servers_uses_both_and_survives_losing_one(meeting_model: NLUModel,
+                                                                           tmp_path: Path) -> None:
+    spawned = spawn_model_server(servers=2)
+    supervisor, first = spawned.proc, parse_models_urls(spawned.url)[0]
+    first_metrics, second_metrics = spawned.metrics_urls
+    store = tmp_path / "bookings.sqlite"
+    gateway, gateway_url = spawn_server(store, ["--models", spawned.url])
+    items = json.loads((CORPUS / "requests.json").read_text())
+    booking = [item for item in items if item["intent"] == "book_meeting"]
+    try:
+        before = [asyncio.run(_request(gateway_url, _pcm(CORPUS / item["file"]))) for item in booking[:4]]
+        answered = [_answered(first_metrics), _answered(second_metrics)]
+        # every server took calls of both models: the gateway spreads them, not just fails over
+        assert all(a.get("asr", 0) >= 1 and a.get("nlu", 0) >= 1 for a in answered), answered
+
+        doomed = next(p for p in psutil.Process(supervisor.pid).children() if "spec-0.json" in " ".join(p.cmdline()))
+        tree = [doomed, *doomed.children(recursive=True)]
+        for proc in tree:
+            proc.kill()
+        psutil.wait_procs(tree, timeout=30)
+        during = [asyncio.run(_request(gateway_url, _pcm(CORPUS / item["file"]))) for item in booking[4:7]]
+
+        deadline = time.monotonic() + 120
+        while not _ready(first) and time.monotonic() < deadline:  # its supervisor starts it again
+            time.sleep(1)
+        assert _ready(first), "the supervisor did not bring the killed model server back"
+        time.sleep(2.5)  # the gateway leaves a server that failed a call out for [pool] rest_s (2 s)
+        served_before = _answered(first_metrics).get("asr", 0)
+        after = [asyncio.run(_request(gateway_url, _pcm(CORPUS / item["file"]))) for item in booking[7:11]]
+        assert _answered(first_metrics).get("asr", 0) > served_before  # back in the rotation
+        assert supervisor.poll() is None
+    finally:
+        _stop(gateway)
+        _stop(supervisor)
+    for got in (*before, *during, *after):  # every request answered with a result, none with an error
+        assert got["result"] is not None, got
+    committed = sum(bool(r["result"].get("committed")) for r in (*before, *during, *after))
+    assert committed >= 8 and len(_bookings(store)) == committed

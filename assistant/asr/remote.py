@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.triton_client import TritonModels
+from engines.triton_client import models_url
+from engines.triton_pool import ModelServer
 
 __all__ = ["ASR_MODEL", "PCM_INPUT", "TEXT_OUTPUT", "PRIORITY_LEVELS", "RemoteRecognizer", "triton_priority"]
 
@@ -25,9 +26,9 @@ def triton_priority(priority: int) -> int:
 
 
 class RemoteRecognizer:
-    def __init__(self, models: TritonModels) -> None:
+    def __init__(self, models: ModelServer) -> None:
         self._models = models
-        self.model_name = f"{ASR_MODEL}@triton://{models.address}"
+        self.model_name = f"{ASR_MODEL}@{models_url(models.address)}"
         self.device, self.compute_type = "remote", "-"
 
     def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:

@@ -3,6 +3,8 @@
 - `single`: the embedded default, one `assistant serve` process with the models inside it.
 - `triton:N`: one `assistant model-server` (Triton) and N gateway processes on one port
   (`assistant serve --models triton://... --workers N`).
+- `triton:NxS`: the same with S model servers (`assistant model-server --servers S`, one per GPU), every gateway
+  calling all of them.
 
 Each layout is started fresh, swept and stopped in turn, so one run compares them on the same machine, corpus
 and seed. Around every point the bench reads what the layout's processes used: CPU cores of each gateway, of the
@@ -27,7 +29,7 @@ import psutil
 
 from assistant.bench.report import metric_samples
 from assistant.errors import ConfigError
-from assistant.server.spawn import free_ports, spawn_model_server, spawn_server
+from assistant.server.spawn import spawn_model_server, spawn_server
 
 __all__ = ["Layout", "parse_layouts", "Deployment", "deploy", "LoadProbe", "GpuUtilization",
            "triton_batching_between"]
@@ -40,23 +42,28 @@ TRITON_COUNTERS = ("nv_inference_request_success", "nv_inference_exec_count", "n
 @dataclass(frozen=True)
 class Layout:
     gateways: int  # 0: the single-process server, models inside it
+    model_servers: int = 1
 
     @property
     def name(self) -> str:
-        return f"triton:{self.gateways}" if self.gateways else "single"
+        if not self.gateways:
+            return "single"
+        return f"triton:{self.gateways}" + (f"x{self.model_servers}" if self.model_servers > 1 else "")
 
 
 def parse_layouts(text: str) -> tuple[Layout, ...]:
     layouts = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        kind, _, count = part.partition(":")
+        kind, _, counts = part.partition(":")
+        gateways, by, servers = counts.partition("x")
         if part == "single":
             layouts.append(Layout(0))
-        elif kind == "triton" and count.isdigit() and int(count) >= 1:
-            layouts.append(Layout(int(count)))
+        elif kind == "triton" and gateways.isdigit() and int(gateways) >= 1 and (
+                not by or (servers.isdigit() and int(servers) >= 1)):
+            layouts.append(Layout(int(gateways), int(servers or 1)))
         else:
-            raise ConfigError(f"--layouts {text!r}: give 'single' and/or 'triton:N' (N gateway processes), "
-                              "e.g. single,triton:2")
+            raise ConfigError(f"--layouts {text!r}: give 'single' and/or 'triton:N' (N gateway processes) or "
+                              "'triton:NxS' (and S model servers, one per GPU), e.g. single,triton:2,triton:4x2")
     if not layouts:
         raise ConfigError("--layouts: name at least one layout")
     return tuple(layouts)
@@ -68,7 +75,7 @@ class Deployment:
     url: str  # where the clients connect
     gateways: list[psutil.Process]  # the processes that carry the websocket traffic
     model_server: psutil.Process | None
-    triton_metrics: str | None  # Triton's /metrics, when there is a model server
+    triton_metrics: list[str]  # each model server's Triton /metrics
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -88,20 +95,20 @@ def deploy(layout: Layout, store: Path, server_args: Sequence[str], config_args:
     if not layout.gateways:
         proc, url = spawn_server(store, [*config_args, *server_args])
         try:
-            yield Deployment(layout, url, [psutil.Process(proc.pid)], None, None)
+            yield Deployment(layout, url, [psutil.Process(proc.pid)], None, [])
         finally:
             _stop(proc)
         return
-    metrics_port = free_ports(1)[0]
-    print(f"[bench] starting the model server and {layout.gateways} gateway(s)", flush=True)
-    model_proc, models_url = spawn_model_server(config_args, metrics_port=metrics_port)
+    print(f"[bench] starting {layout.model_servers} model server(s) and {layout.gateways} gateway(s)", flush=True)
+    spawned = spawn_model_server(config_args, servers=layout.model_servers)
+    model_proc, models_url = spawned.proc, spawned.url
     try:
         proc, url = spawn_server(store, [*config_args, *server_args, "--models", models_url,
                                          "--workers", str(layout.gateways)])
         try:
             supervisor = psutil.Process(proc.pid)
             yield Deployment(layout, url, supervisor.children() or [supervisor], psutil.Process(model_proc.pid),
-                             f"http://127.0.0.1:{metrics_port}/metrics")
+                             spawned.metrics_urls)
         finally:
             _stop(proc)
     finally:
@@ -158,10 +165,8 @@ class GpuUtilization:
             self._proc.wait(10)
 
 
-def _triton_counters(url: str | None) -> dict[str, dict[str, float]] | None:
-    """Triton's cumulative per-model counters, or None without a model server (or when it does not answer)."""
-    if url is None:
-        return None
+def _triton_counters(url: str) -> dict[str, dict[str, float]] | None:
+    """One model server's cumulative per-model counters, or None when it does not answer."""
     samples = metric_samples(url)
     if samples is None:
         return None
@@ -171,6 +176,20 @@ def _triton_counters(url: str | None) -> dict[str, dict[str, float]] | None:
         if name in TRITON_COUNTERS and "model" in sample.labels:
             model = out.setdefault(sample.labels["model"], dict.fromkeys(TRITON_COUNTERS, 0.0))
             model[name] += sample.value
+    return out
+
+
+def _summed(servers: Sequence[dict[str, dict[str, float]] | None]) -> dict[str, dict[str, float]] | None:
+    """Counters of several model servers as one (None when there is none, or one did not answer)."""
+    if not servers or any(counters is None for counters in servers):
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for counters in servers:
+        assert counters is not None
+        for model, counts in counters.items():
+            total = out.setdefault(model, dict.fromkeys(TRITON_COUNTERS, 0.0))
+            for name, value in counts.items():
+                total[name] += value
     return out
 
 
@@ -194,6 +213,14 @@ def triton_batching_between(before: dict[str, dict[str, float]] | None, after: d
     return out
 
 
+def _asr_requests_between(before: dict[str, dict[str, float]] | None, after: dict[str, dict[str, float]] | None
+                          ) -> int | None:
+    if before is None or after is None:
+        return None
+    count = "nv_inference_request_success"
+    return int(after.get("asr", {}).get(count, 0) - before.get("asr", {}).get(count, 0))
+
+
 class LoadProbe:
     """What one point cost the layout's processes: `begin()` before the point, `end(wall_s, frames)` after."""
 
@@ -202,7 +229,7 @@ class LoadProbe:
         self._me = psutil.Process()
         self._began = 0.0
         self._cpu: tuple[list[float], float, float] = ([], 0.0, 0.0)
-        self._triton: dict[str, dict[str, float]] | None = None
+        self._triton: list[dict[str, dict[str, float]] | None] = []
 
     def _read_cpu(self) -> tuple[list[float], float, float]:
         model = self.deployment.model_server
@@ -212,12 +239,16 @@ class LoadProbe:
     def begin(self) -> None:
         self._began = time.monotonic()
         self._cpu = self._read_cpu()
-        self._triton = _triton_counters(self.deployment.triton_metrics)
+        self._triton = self._read_triton()
+
+    def _read_triton(self) -> list[dict[str, dict[str, float]] | None]:
+        return [_triton_counters(url) for url in self.deployment.triton_metrics]
 
     def end(self, wall_s: float, frames_sent: int) -> dict[str, Any]:
         gateways, model, clients = self._read_cpu()
         gateways0, model0, clients0 = self._cpu
         n = len(self.deployment.gateways)
+        triton = self._read_triton()
         return {
             "layout": self.deployment.layout.name, "gateways": n,
             "gateway_cores": [round((a - b) / wall_s, 2) for a, b in zip(gateways, gateways0, strict=True)],
@@ -226,6 +257,8 @@ class LoadProbe:
             "client_cores": round((clients - clients0) / wall_s, 3),
             "frames_per_s_per_gateway": round(frames_sent / wall_s / n, 1),
             "gpu_utilization_percent": self.gpus.mean_since(self._began),
-            "triton_batching": triton_batching_between(self._triton,
-                                                       _triton_counters(self.deployment.triton_metrics)),
+            "triton_batching": triton_batching_between(_summed(self._triton), _summed(triton)),
+            # how evenly the gateways spread recognition over the model servers (one per GPU)
+            "asr_requests_per_model_server": [_asr_requests_between(b, a)
+                                              for b, a in zip(self._triton, triton, strict=True)],
         }

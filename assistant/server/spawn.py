@@ -8,10 +8,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["spawn_server", "spawn_model_server", "free_ports"]
+__all__ = ["spawn_server", "spawn_model_server", "ModelServerProcess", "free_ports"]
 
 
 def _drain(stream: IO[str], echo: bool, log: list[str] | None) -> None:
@@ -56,20 +57,56 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
+def _free_port_sets(count: int, servers: int, stride: int, tries: int = 50) -> list[int]:
+    """`count` base ports such that base + i * stride is free too for every server i."""
+    for _ in range(tries):
+        bases = free_ports(count)
+        wanted = [base + i * stride for base in bases for i in range(servers)]
+        if all(port < 65536 for port in wanted) and _all_free(wanted):
+            return bases
+    raise RuntimeError(f"no {count} ports found free for {servers} model servers {stride} apart")
+
+
+def _all_free(ports: Sequence[int]) -> bool:
+    sockets = []
+    try:
+        for port in ports:
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@dataclass(frozen=True)
+class ModelServerProcess:
+    proc: subprocess.Popen[str]  # `assistant model-server` (with several servers, their supervisor)
+    url: str  # what gateways take (--models): each server's triton:// URL, comma-separated
+    metrics_urls: list[str]  # each server's Triton /metrics
+
+
 def spawn_model_server(extra_args: Sequence[str] = (), echo_log: bool = False, log: list[str] | None = None,
                        grpc_port: int | None = None, http_port: int | None = None, metrics_port: int | None = None,
-                       timeout_s: float = 180.0) -> tuple[subprocess.Popen[str], str]:
-    """`assistant model-server` on free loopback ports (or the ports given: a restart reuses them), and the
-    triton://127.0.0.1:PORT URL gateways take, once Triton has loaded both models."""
-    ports = free_ports(3)
+                       timeout_s: float = 180.0, servers: int = 1, port_stride: int = 10) -> ModelServerProcess:
+    """`assistant model-server` on free loopback ports (or the ports given: a restart reuses them), once Triton
+    has loaded both models. `servers` > 1: that many model servers under one supervisor, `port_stride` ports
+    apart."""
+    ports = _free_port_sets(3, servers, port_stride)
     grpc_port, http_port, metrics_port = grpc_port or ports[0], http_port or ports[1], metrics_port or ports[2]
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "model-server", *extra_args,
+                             "--servers", str(servers),
                              "--set", f"model_server.grpc_port={grpc_port}",
                              "--set", f"model_server.http_port={http_port}",
-                             "--set", f"model_server.metrics_port={metrics_port}"],
+                             "--set", f"model_server.metrics_port={metrics_port}",
+                             "--set", f"model_server.port_stride={port_stride}"],
                             stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    timer = threading.Timer(timeout_s, proc.kill)  # a model server that never gets ready must not hang a test
+    # SIGTERM, not SIGKILL: a supervisor of several servers stops its children on it
+    timer = threading.Timer(timeout_s, proc.terminate)  # a model server that never gets ready must not hang a test
     timer.start()
     try:
         for line in proc.stderr:
@@ -77,7 +114,9 @@ def spawn_model_server(extra_args: Sequence[str] = (), echo_log: bool = False, l
                 sys.stderr.write(f"[model-server] {line}")
             if line.startswith("[model-server] ready"):
                 threading.Thread(target=_drain, args=(proc.stderr, echo_log, log), daemon=True).start()
-                return proc, f"triton://127.0.0.1:{grpc_port}"
+                step = range(0, servers * port_stride, port_stride)
+                return ModelServerProcess(proc, ",".join(f"triton://127.0.0.1:{grpc_port + i}" for i in step),
+                                          [f"http://127.0.0.1:{metrics_port + i}/metrics" for i in step])
     finally:
         timer.cancel()
     proc.wait(30)
