@@ -71,9 +71,6 @@ class ModelServerPool:
     def ready(self, model: str) -> bool:
         return any(server.ready(model) for server in self.servers)
 
-    def readiness(self, model: str) -> list[bool]:
-        return [server.ready(model) for server in self.servers]
-
     def infer(self, model: str, inputs: dict[str, NDArray[Any]], outputs: Sequence[str],
               priority: int = 0) -> dict[str, NDArray[Any]]:
         unavailable: ModelServerUnavailable | None = None
