@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -61,6 +63,21 @@ def _now() -> int:
     return int(datetime.now(UTC).timestamp())
 
 
+def _use_wal(db: sqlite3.Connection, tries: int = 100) -> None:
+    """Switch a file to WAL, which needs it to itself for a moment. When several processes open a new file at
+    once (gateways starting together), SQLite answers "database is locked" at once rather than wait (waiting
+    could deadlock two switchers), so the switch is tried again here; a file already in WAL needs no switch."""
+    for _ in range(tries - 1):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            time.sleep(random.uniform(0.01, 0.05))
+    db.execute("PRAGMA journal_mode=WAL")
+
+
 class SqliteStore:
     def __init__(self, path: Path) -> None:
         if str(path) != ":memory:":
@@ -69,7 +86,7 @@ class SqliteStore:
         # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves, one transaction per command.
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
         self._lock = threading.Lock()  # one connection, shared by the worker threads of one process
-        self._db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe against process crashes (kill -9)
         self._db.execute("PRAGMA foreign_keys=ON")
         with self._transaction():  # executescript() would commit on its own; keep the schema in one transaction
