@@ -364,14 +364,18 @@ def _cmd_bench_encoders(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_turns(args: argparse.Namespace) -> int:
-    from assistant.bench.turns import POLICIES, TurnsBenchOptions, run_turns_bench
+    from assistant.bench.turns import POLICIES, SPLITS, TurnsBenchOptions, known_policy, run_turns_bench
 
     policies = tuple(p for p in args.policies.split(",") if p)
-    unknown = set(policies) - set(POLICIES)
+    unknown = [p for p in policies if not known_policy(p)]
     if unknown:
-        raise ConfigError(f"--policies: unknown {', '.join(sorted(unknown))}; choose from {', '.join(POLICIES)}")
+        raise ConfigError(f"--policies: unknown {', '.join(unknown)}; choose from {', '.join(POLICIES)} or "
+                          "reading:open=MS+unsure=MS")
+    splits = tuple(s for s in args.splits.split(",") if s)
+    if set(splits) - set(SPLITS):
+        raise ConfigError(f"--splits: choose from {', '.join(SPLITS)}")
     return run_turns_bench(_settings(args), TurnsBenchOptions(args.pauses, None if args.no_plain else args.plain,
-                                                              policies, args.limit, args.json, args.plot,
+                                                              policies, args.limit, splits, args.json, args.plot,
                                                               args.config))
 
 
@@ -578,6 +582,9 @@ def _parser() -> argparse.ArgumentParser:
     turns.add_argument("--policies", default=",".join(("hangover-300", "hangover-500", "hangover-800", "smart-turn",
                                                         "reading")), help="comma-separated, in this order")
     turns.add_argument("--limit", type=int, default=0, help="the first N turns only")
+    turns.add_argument("--splits", default="tune,untuned,pause-free",
+                       help="the turns of these splits: tune (what the policy was tuned on), untuned (phrasings and "
+                            "voices never tuned on), pause-free")
     turns.add_argument("--json", type=Path, help="write the report here")
     turns.add_argument("--plot", type=Path, help="write a PNG of false cutoffs against wait here")
     turns.set_defaults(func=_cmd_bench_turns)

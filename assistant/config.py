@@ -249,8 +249,11 @@ def _turn(data: Mapping[str, Any], where: str) -> TurnSettings:
     turn: TurnSettings = _section(TurnSettings, data, where)
     if turn.model not in TURN_MODELS:
         raise ConfigError(f"{where}.model: {turn.model!r} is not one of {', '.join(TURN_MODELS)}")
-    if min(turn.read_after_ms, turn.complete_ms, turn.hold_ms) < 20 or turn.amend_ms < 0:
-        raise ConfigError(f"{where}: read_after_ms, complete_ms and hold_ms are at least one 20 ms frame")
-    if not turn.read_after_ms <= turn.complete_ms <= turn.hold_ms:
-        raise ConfigError(f"{where}: expected read_after_ms <= complete_ms <= hold_ms")
+    if min(turn.read_after_ms, turn.complete_ms, turn.complete_open_ms, turn.hold_ms) < 20 or turn.amend_ms < 0 \
+            or not (turn.unsure_ms == 0 or 20 <= turn.unsure_ms <= turn.hold_ms):
+        raise ConfigError(f"{where}: read_after_ms, complete_ms, complete_open_ms and hold_ms are at least one 20 ms "
+                          "frame; unsure_ms is 0 (the [audio] hangover) or between that and hold_ms")
+    if not turn.read_after_ms <= min(turn.complete_ms, turn.complete_open_ms) <= \
+            max(turn.complete_ms, turn.complete_open_ms) <= turn.hold_ms:
+        raise ConfigError(f"{where}: expected read_after_ms <= complete_ms, complete_open_ms <= hold_ms")
     return turn

@@ -16,7 +16,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from assistant.booking.dialogue import Dialogue
+from assistant.booking.dialogue import Dialogue, Reopen
 from assistant.booking.results import Rejected, Result
 from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booking, BookingStore
@@ -36,7 +36,10 @@ class Turn:
     conversation: str
     now: datetime  # aware; "tomorrow" and "at 9" are read against it
     preview: bool = False  # a reading of speech still going on: a dry run that leaves the conversation as it was
-    amend: bool = False  # the speaker went on right after the last turn ended early: it may amend what that did
+    # The speaker went on right after the last turn ended: `text` is the whole request heard again (that turn's
+    # words and the new ones) and replaces what that turn did; `tail` is the new words alone.
+    reopens: bool = False
+    tail: str = ""
     owner: str | None = None  # who speaks (a token's identity or the conversation): owns what it books; None: local
 
 
@@ -95,22 +98,25 @@ class TextPipeline:
     def act_many(self, turns: Sequence[Turn], *, commit: bool) -> list[TurnOutcome]:
         """Understand every turn in one batched model call, then act on each in order (turns of one
         conversation build on each other). A dialogue step that raises fails its own turn only."""
-        # A turn that may amend the booking just made is also read joined to the words that made it, in the same
-        # model call ("... with Priya" + "and Tom" is one request with two attendees).
-        joins = {i: f"{said} {t.text}" for i, t in enumerate(turns)
-                 if t.amend and (said := self.dialogue.last_words(t.conversation))}
-        parsed = self.parser.parse_many([t.text for t in turns] + list(joins.values()))
-        joined = dict(zip(joins, parsed[len(turns):], strict=True))
-        return [self._act(turn, understood, commit, joined.get(i))
+        # A turn that reopens the last one is also read by its new words alone, in the same model call: whether they
+        # are a request of their own ("... and cancel my 3 pm") or a part of the one they continue ("until four").
+        tails = {i: t.tail for i, t in enumerate(turns) if t.reopens and t.tail}
+        parsed = self.parser.parse_many([t.text for t in turns] + list(tails.values()))
+        alone = dict(zip(tails, parsed[len(turns):], strict=True))
+        return [self._act(turn, understood, commit, alone.get(i))
                 for i, (turn, understood) in enumerate(zip(turns, parsed[: len(turns)], strict=True))]
 
     def _act(self, turn: Turn, understood: Understanding | ParseFailure, commit: bool,
-             joined: Understanding | ParseFailure | None = None) -> TurnOutcome:
+             tail: Understanding | ParseFailure | None = None) -> TurnOutcome:
         if isinstance(understood, ParseFailure):
             return TurnOutcome(turn, understood, Rejected(understood.message))
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
         guess = understood.guess
         unsure = False
+        reopen = None
+        if turn.reopens:
+            reopen = Reopen(turn.tail) if not isinstance(tail, Understanding) else \
+                Reopen(tail.text, tail.intent, tuple((s.name, s.text) for s in tail.slots), tail.confidence)
         try:
             if guess is not None and self.dialogue.expects_answer(turn.conversation):
                 # "at 3 pm" alone is a weak request but a fine answer to "At what time?"
@@ -122,13 +128,10 @@ class TextPipeline:
             if turn.preview:
                 with self.dialogue.snapshot(turn.conversation):
                     result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                                commit=False, unsure=unsure, owner=turn.owner)
+                                                commit=False, unsure=unsure, owner=turn.owner, reopen=reopen)
             else:
-                both = None if not isinstance(joined, Understanding) else \
-                    (joined.text, joined.intent, [(s.name, s.text) for s in joined.slots])
                 result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                            commit=commit, unsure=unsure, amend=turn.amend, joined=both,
-                                            owner=turn.owner)
+                                            commit=commit, unsure=unsure, owner=turn.owner, reopen=reopen)
         except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
             return TurnOutcome(turn, understood, None, exc)
         return TurnOutcome(turn, understood, result)

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from assistant.booking.dialogue import Dialogue
+from assistant.booking.dialogue import Dialogue, Reopen
 from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.request import normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
@@ -269,17 +269,37 @@ def _booked_at_three(dialogue: Dialogue) -> Command:
     return made
 
 
-@pytest.mark.parametrize(("text", "intent", "slots", "start", "end"), [
-    ("for two hours", "book_meeting", [("duration", "two hours")], "15:00", "17:00"),  # longer, same start
-    ("actually make it four", "out_of_scope", [], "16:00", "16:30"),  # a new start keeps the length
-    ("until five", "out_of_scope", [("end_time", "five")], "15:00", "17:00"),
-    ("and on friday", "book_meeting", [("date", "friday")], "15:00", "15:30"),  # another day, same time
+_AT_THREE = [("room", "everest"), ("date", "tomorrow"), ("start_time", "three")]
+
+
+def reopen(d: Dialogue, text: str, intent: str, slots: Slots, tail: Reopen, commit: bool = True) -> Result:
+    """A turn that continues the last one: `text` the whole request heard again, `tail` the new words alone."""
+    result = d.turn("c1", text, intent, slots, NOW, commit=commit, reopen=tail)
+    assert_valid_result(result.to_dict())
+    return result
+
+
+@pytest.mark.parametrize(("text", "slots", "tail", "start", "end"), [
+    ("book everest tomorrow at three for two hours", [*_AT_THREE, ("duration", "two hours")],
+     Reopen("for two hours", "book_meeting", (("duration", "two hours"),), 0.6), "15:00", "17:00"),  # longer
+    ("book everest tomorrow at three until five", [*_AT_THREE, ("end_time", "five")],
+     Reopen("until five", "out_of_scope", (("end_time", "five"),), 0.3), "15:00", "17:00"),
+    ("book everest tomorrow at three for an hour and a half", [*_AT_THREE, ("duration", "an hour and a half")],
+     Reopen("and a half"), "15:00", "16:30"),  # a bare continuation: read only in the whole request
+    # a correction changes the booking the turn before made: a new start keeps the length
+    ("book everest tomorrow at three actually make it four", _AT_THREE, Reopen("actually make it four"), "16:00",
+     "16:30"),
 ])
-def test_speech_right_after_an_early_end_amends_the_booking_just_made(
-        dialogue: Dialogue, text: str, intent: str, slots: Slots, start: str, end: str) -> None:
+def test_a_reopened_turn_replaces_what_its_first_part_booked(dialogue: Dialogue, text: str, slots: Slots,
+                                                             tail: Reopen, start: str, end: str) -> None:
     made = _booked_at_three(dialogue)
-    amended = dialogue.turn("c1", text, intent, slots, NOW, commit=True, amend=True)
-    assert_valid_result(amended.to_dict())
+    with dialogue.snapshot("c1"):  # a read at a pause: a dry run, nothing moves
+        preview = reopen(dialogue, text, "book_meeting", slots, tail, commit=False)
+    assert isinstance(preview, Command) and preview.executable and not preview.committed
+    assert preview.amends == made.booking_id  # it would replace the booking, not conflict with it
+    assert dialogue.dispatcher.store.get(str(made.booking_id)) == dialogue.dispatcher.store.bookings(
+        NOW, NOW + timedelta(days=7))[0]
+    amended = reopen(dialogue, text, "book_meeting", slots, tail)
     assert isinstance(amended, Command) and amended.committed, amended
     assert amended.action == "reschedule_meeting" and amended.amends == made.booking_id
     assert amended.to_dict()["command"]["amends"] == made.booking_id  # the result says so
@@ -290,25 +310,68 @@ def test_speech_right_after_an_early_end_amends_the_booking_just_made(
     assert len(dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))) == 1  # moved, never a second
 
 
-def test_more_than_times_after_an_early_end_is_a_new_request(dialogue: Dialogue) -> None:
+def test_a_correction_inside_one_utterance_replaces_what_it_corrects(dialogue: Dialogue) -> None:
+    """Held through its pause, "book Olympus tomorrow at two. Actually, make it three." is one utterance: the
+    correction is read over the words before it, as it is when it comes after a pause."""
+    made = say(dialogue, "book olympus tomorrow at two for an hour. actually, make it three.", "book_meeting",
+               [("room", "olympus"), ("date", "tomorrow"), ("start_time", "two"), ("duration", "an hour"),
+                ("start_time", "three")])
+    assert isinstance(made, Command) and made.committed, made
+    assert (made.start.strftime("%H:%M"), made.end.strftime("%H:%M")) == ("15:00", "16:00")  # the length kept
+    moved = say(dialogue, "book everest tomorrow at three, actually on friday", "book_meeting",
+                [("room", "everest"), ("date", "tomorrow"), ("start_time", "three"), ("date", "friday")])
+    assert isinstance(moved, Command) and moved.committed and moved.start.strftime("%a %H:%M") == "Fri 15:00"
+
+
+def test_a_first_part_heard_as_another_room_is_undone_as_the_right_room_is_booked(dialogue: Dialogue) -> None:
+    """'Book Denali tomorrow at three' alone; the whole request heard in context says Everest: one transaction
+    cancels the first guess and books the room said."""
+    first = say(dialogue, "book denali tomorrow at three", "book_meeting",
+                [("room", "denali"), ("date", "tomorrow"), ("start_time", "three")])
+    assert isinstance(first, Command) and first.committed
+    replaced = reopen(dialogue, "book everest tomorrow at three for an hour", "book_meeting",
+                      [*_AT_THREE, ("duration", "an hour")], Reopen("for an hour"))
+    assert isinstance(replaced, Command) and replaced.committed and replaced.action == "book_meeting"
+    assert replaced.room == "everest" and replaced.amends == first.booking_id
+    left = dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))
+    assert [(b.room, b.id) for b in left] == [("everest", replaced.booking_id)]
+    undone = say(dialogue, "undo", "out_of_scope", [])  # undo takes back the booking as it stands
+    assert isinstance(undone, Command) and undone.booking_id == replaced.booking_id
+
+
+def test_new_words_that_are_a_request_of_their_own_are_a_new_turn(dialogue: Dialogue) -> None:
     made = _booked_at_three(dialogue)
-    other = dialogue.turn("c1", "book denali tomorrow at nine", "book_meeting",
-                          [("room", "denali"), ("date", "tomorrow"), ("start_time", "nine")], NOW, commit=True,
-                          amend=True)
-    assert isinstance(other, Command) and other.action == "book_meeting" and other.amends is None
-    assert other.booking_id != made.booking_id
-    # and without the early end, a bare length is not taken as an amendment: it asks which room
+    denali = (("room", "denali"), ("date", "tomorrow"), ("start_time", "nine"))
+    other = reopen(dialogue, "book everest tomorrow at three book denali tomorrow at nine", "book_meeting",
+                   [*_AT_THREE, *denali], Reopen("book denali tomorrow at nine", "book_meeting", denali, 0.99))
+    assert isinstance(other, Command) and other.committed and other.room == "denali" and other.amends is None
+    assert dialogue.dispatcher.store.get(str(made.booking_id)) is not None  # the first booking stands
+    # and without a reopened turn, a bare length is not taken as an amendment: it asks which room
     late = say(dialogue, "for two hours", "book_meeting", [("duration", "two hours")])
     assert isinstance(late, Clarify)
 
 
-def test_an_amendment_the_guard_doubts_is_asked_about(dialogue: Dialogue) -> None:
+def test_a_reopened_request_that_cannot_be_booked_withdraws_its_first_part(dialogue: Dialogue) -> None:
+    """Said at once, "book Everest tomorrow at three for fourteen hours" books nothing and asks: so it does when
+    the length comes after a pause, and the booking made from the first part is taken back."""
     made = _booked_at_three(dialogue)
-    asked = dialogue.turn("c1", "for fourteen hours", "book_meeting", [("duration", "fourteen hours")], NOW,
-                          commit=True, amend=True)
+    asked = reopen(dialogue, "book everest tomorrow at three for fourteen hours", "book_meeting",
+                   [*_AT_THREE, ("duration", "fourteen hours")], Reopen("for fourteen hours"))
     assert isinstance(asked, Clarify) and asked.doubt is not None and asked.doubt["check"] == "too_long"
-    booking = dialogue.dispatcher.store.get(str(made.booking_id))
-    assert booking is not None and booking.end.strftime("%H:%M") == "15:30"  # untouched
+    assert asked.amends == made.booking_id and asked.to_dict()["amends"] == made.booking_id
+    assert dialogue.dispatcher.store.get(str(made.booking_id)) is None
+    answered = say(dialogue, "at three for an hour", "book_meeting", [("start_time", "three"), ("duration", "an hour")])
+    assert isinstance(answered, Command) and answered.committed and answered.room == "everest"
+    assert len(dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))) == 1  # booked once
+
+
+def test_a_reopened_turn_answers_the_question_its_first_part_asked(dialogue: Dialogue) -> None:
+    asked = say(dialogue, "book everest", "book_meeting", [("room", "everest")])
+    assert isinstance(asked, Clarify)
+    booked = reopen(dialogue, "book everest tomorrow at three", "book_meeting", _AT_THREE,
+                    Reopen("tomorrow at three", "out_of_scope", (("date", "tomorrow"), ("start_time", "three")), 0.4))
+    assert isinstance(booked, Command) and booked.committed and booked.amends is None
+    assert not dialogue.expects_answer("c1")  # the question is answered, not left open
 
 
 def test_a_snapshot_turn_leaves_the_conversation_as_it_was(dialogue: Dialogue) -> None:
@@ -326,17 +389,18 @@ def test_a_snapshot_turn_leaves_the_conversation_as_it_was(dialogue: Dialogue) -
     assert isinstance(filled, Command) and filled.committed and filled.room == "everest"
 
 
-def test_only_the_booking_of_the_turn_just_ended_is_amended(dialogue: Dialogue) -> None:
-    _booked_at_three(dialogue)
+def test_only_what_the_turn_just_ended_did_is_replaced(dialogue: Dialogue) -> None:
+    made = _booked_at_three(dialogue)
     answer = say(dialogue, "is fuji free tomorrow at 9", "check_availability",
                  [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9")])
     assert isinstance(answer, Answer)
-    # the question ended early; "for two hours" right after it has no booking of that turn to change
-    after = dialogue.turn("c1", "for two hours", "book_meeting", [("duration", "two hours")], NOW, commit=True,
-                          amend=True)
-    assert not (isinstance(after, Command) and after.amends)
-    booking = dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=7))[0]
-    assert (booking.end - booking.start) == timedelta(minutes=30)
+    # the question's turn made no booking: the request reopened is the question again, the booking before stands
+    again = reopen(dialogue, "is fuji free tomorrow at 9 for two hours", "check_availability",
+                   [("room", "fuji"), ("date", "tomorrow"), ("start_time", "9"), ("duration", "two hours")],
+                   Reopen("for two hours", "book_meeting", (("duration", "two hours"),), 0.5))
+    assert isinstance(again, Answer)
+    booking = dialogue.dispatcher.store.get(str(made.booking_id))
+    assert booking is not None and (booking.end - booking.start) == timedelta(minutes=30)
 
 
 def test_when_no_room_that_fits_is_free_the_soonest_free_time_is_offered(dialogue: Dialogue) -> None:
@@ -355,45 +419,37 @@ def test_when_no_room_that_fits_is_free_the_soonest_free_time_is_offered(dialogu
     assert isinstance(huge, Clarify) and "No room seats 40" in huge.question
 
 
-def test_words_joined_to_the_turn_just_ended_add_to_its_booking(dialogue: Dialogue) -> None:
-    """'... with Priya' [early end] 'and Tom': read joined ('... with Priya and Tom'), the same booking with one
-    more attendee; the words alone are no request."""
+def test_words_after_a_pause_add_to_the_booking_the_turn_made(dialogue: Dialogue) -> None:
+    """'... with Priya' [pause] 'and Tom': the whole request heard again is the same booking with one more
+    attendee; the new words alone are no request."""
     made = say(dialogue, "book fuji tomorrow at 4 pm with Priya", "book_meeting",
                [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya")])
     assert isinstance(made, Command) and made.committed
-    assert dialogue.last_words("c1") == "book fuji tomorrow at 4 pm with Priya" and dialogue.last_words("c2") is None
-    joined = ("book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting",
-              [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
-               ("attendees", "Tom")])
-    amended = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, amend=True, joined=joined)
+    whole = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
+             ("attendees", "Tom")]
+    amended = reopen(dialogue, "book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting", whole,
+                     Reopen("and Tom"))
     assert isinstance(amended, Command) and amended.committed and amended.amends == made.booking_id
     assert amended.attendees == ("Priya", "Tom") and amended.new_start == made.start
     stored = dialogue.dispatcher.store.get(str(made.booking_id))
     assert stored is not None and stored.attendees == ("Priya", "Tom")
-    # the same words again say nothing new: not an amendment (a second booking attempt, which conflicts)
-    again = dialogue.turn("c1", "book fuji tomorrow at 4 pm", "book_meeting",
-                          [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")], NOW, commit=True,
-                          amend=True, joined=joined)
-    assert not (isinstance(again, Command) and again.amends)
-
 
 
 def test_words_after_an_early_question_are_read_with_the_words_before(dialogue: Dialogue) -> None:
-    """'... with Priya' ended early with a question (the room is taken); 'and Tom' alone is no request, so the two
-    halves are one turn: the same question, not a rejection."""
+    """'... with Priya' ended with a question (the room is taken); 'and Tom' after a pause is the same request
+    heard whole: the same question, not a rejection."""
     say(dialogue, "book fuji tomorrow at 4 pm", "book_meeting",
         [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")], conv="other")
     asked = say(dialogue, "book fuji tomorrow at 4 pm with Priya", "book_meeting",
                 [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya")])
     assert isinstance(asked, Clarify) and asked.options  # taken: alternatives offered
-    joined = ("book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting",
-              [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
-               ("attendees", "Tom")])
-    again = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, amend=True, joined=joined)
-    assert isinstance(again, Clarify) and again.options == asked.options
-    assert dialogue.last_words("c1") == joined[0]
-    # without the early end ("amend" unset) the same words are what they are alone
-    alone = dialogue.turn("c1", "and Tom", "out_of_scope", [], NOW, commit=True, joined=joined)
+    whole = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya"),
+             ("attendees", "Tom")]
+    again = reopen(dialogue, "book fuji tomorrow at 4 pm with Priya and Tom", "book_meeting", whole,
+                   Reopen("and Tom"))
+    assert isinstance(again, Clarify) and again.options == asked.options and again.amends is None
+    # without a reopened turn the same words are what they are alone
+    alone = say(dialogue, "and Tom", "out_of_scope", [])
     assert isinstance(alone, Rejected | Clarify) and not (isinstance(alone, Clarify) and alone.options)
 
 

@@ -169,35 +169,42 @@ def test_the_expression_table_through_the_model_books_no_wrong_time(dry_pipeline
     assert counts["exact"] >= 0.96 * len(judged), counts
 
 
-def test_speech_right_after_an_early_end_amends_through_the_real_model(settings: Settings, parser: Any,
-                                                                         tmp_path: Path) -> None:
-    """What the voice server does when speech goes on right after a turn ended early: the real model reads the
-    follow-up alone (times) or joined to the words before it (an attendee), and the booking just made changes."""
+def test_speech_right_after_a_turn_replaces_it_through_the_real_model(settings: Settings, parser: Any,
+                                                                      tmp_path: Path) -> None:
+    """What the voice server does when speech goes on right after a turn ended: the whole request, heard again,
+    is read by the real model (and the new words alone beside it), and the booking just made changes: given an
+    attendee, stretched, then corrected; one booking throughout."""
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
+    from assistant.language.words import tail_after
     from assistant.text_pipeline import Turn
     from assistant.wiring import build_text_pipeline
 
     pipeline = build_text_pipeline(settings, tmp_path / "b.sqlite", parser=parser)
     now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    said = ""
 
-    def say(text: str, amend: bool = False) -> dict[str, Any]:
-        outcome = pipeline.act_many([Turn(text, "c1", now, amend=amend)], commit=True)[0]
+    def say(text: str) -> dict[str, Any]:
+        nonlocal said
+        tail = tail_after(said, text) if said else ""
+        outcome = pipeline.act_many([Turn(text, "c1", now, reopens=bool(said), tail=tail)], commit=True)[0]
         assert outcome.result is not None, outcome.failure
+        said = text
         return outcome.result.to_dict()
 
     made = say("Schedule a design sync in Fuji tomorrow at 4pm with Priya.")
     booking = made["command"]["booking_id"]
     assert made["committed"] and made["command"]["attendees"] == ["Priya"]
-    added = say("And Tom.", amend=True)
+    added = say("Schedule a design sync in Fuji tomorrow at 4pm with Priya. And Tom.")
     assert added["committed"] and added["command"]["amends"] == booking
     assert added["command"]["attendees"] == ["Priya", "Tom"]
-    longer = say("For two hours.", amend=True)
+    longer = say("Schedule a design sync in Fuji tomorrow at 4pm with Priya. And Tom. For two hours.")
     assert longer["command"]["amends"] == booking
     assert (longer["command"]["new_start"], longer["command"]["new_end"]) == (
         "2026-12-03T16:00:00+01:00", "2026-12-03T18:00:00+01:00")
-    moved = say("Actually make it five.", amend=True)
+    moved = say("Schedule a design sync in Fuji tomorrow at 4pm with Priya. And Tom. For two hours. "
+                "Actually make it five.")
     assert moved["command"]["new_start"] == "2026-12-03T17:00:00+01:00"  # the length kept
     assert moved["command"]["new_end"] == "2026-12-03T19:00:00+01:00"
     stored = pipeline.store.get(booking)

@@ -74,6 +74,23 @@ def test_cancel_and_reschedule(store: SqliteStore) -> None:
     assert [b.id for b in store.bookings(NINE, NINE + timedelta(days=1))] == [booked.booking.id]
 
 
+def test_replace_undoes_the_first_guess_only_as_the_new_booking_is_made(store: SqliteStore) -> None:
+    first = store.book(meeting("denali"), "k1")
+    assert isinstance(first, Booked)
+    taken = store.book(meeting("everest", NINE + timedelta(minutes=30)), "k2")
+    assert isinstance(taken, Booked)
+    refused = store.replace(first.booking.id, meeting("everest"), "k3")  # Everest is taken then: nothing changes
+    assert isinstance(refused, Conflict) and store.get(first.booking.id) == first.booking
+    assert store.replace("no-such-id", meeting("fuji"), "k4") == NotFound("no-such-id")
+    done = store.replace(first.booking.id, meeting("fuji"), "k5")
+    assert isinstance(done, Booked) and done.booking.room == "fuji" and store.get(first.booking.id) is None
+    # its own slot never conflicts with what replaces it, and a replayed key changes nothing
+    again = store.replace(done.booking.id, meeting("fuji", minutes=90), "k6")
+    assert isinstance(again, Booked) and again.booking.end == NINE + timedelta(minutes=90)
+    assert store.replace(done.booking.id, meeting("fuji", minutes=90), "k6") == Booked(again.booking, replayed=True)
+    assert [b.room for b in store.bookings(NINE, NINE + timedelta(hours=3))] == ["fuji", "everest"]  # by start
+
+
 def test_naive_times_are_refused(store: SqliteStore) -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         store.book(Booking("", "fuji", datetime(2026, 12, 7, 9), datetime(2026, 12, 7, 10)), "n")

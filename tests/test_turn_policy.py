@@ -23,7 +23,8 @@ from assistant.turn.policy import (
 
 SETTINGS = TurnSettings()
 WHEN = datetime(2026, 12, 3, 15, tzinfo=ZoneInfo("Europe/Berlin"))
-BOOKING = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), executable=True)
+BOOKING = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), executable=True,
+                  spans=(("room", "Everest"), ("start_time", "3"), ("duration", "an hour")))  # says its length
 
 
 @pytest.mark.parametrize(("text", "result", "confidence", "previous", "kind", "hangover"), [
@@ -52,6 +53,27 @@ def test_a_reading_decides_how_much_silence_ends_the_turn(text: str, result: obj
     verdict = read_verdict(text, result, confidence, previous, SETTINGS)  # type: ignore[arg-type]
     assert (verdict.kind, verdict.hangover_ms) == (kind, hangover), verdict.reason
     assert verdict.to_dict()["kind"] == kind
+
+
+def test_a_complete_chinese_command_ends_like_an_english_one() -> None:
+    """Chinese has no spaces: its words are characters, and the ones that ask for more are its own."""
+    complete = read_verdict("帮我订明天上午九点的会议室", BOOKING, 0.99, "帮我订明天上午九点", SETTINGS)
+    assert (complete.kind, complete.hangover_ms) == (COMPLETE, SETTINGS.complete_ms), complete.reason
+    for unfinished in ("帮我订明天下午三点到", "帮我订珠峰，然后", "帮我订明天下午三点，嗯"):
+        held = read_verdict(unfinished, BOOKING, 0.99, None, SETTINGS)
+        assert (held.kind, held.hangover_ms) == (INCOMPLETE, SETTINGS.hold_ms), (unfinished, held.reason)
+    changed = read_verdict("帮我订明天上午九点", BOOKING, 0.99, "取消明天", SETTINGS)
+    assert changed.kind == UNSURE  # the recognizer rewrote the request between two reads
+
+
+def test_a_booking_that_could_still_grow_waits_complete_open_ms() -> None:
+    settings = TurnSettings(complete_open_ms=450)
+    open_ended = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), executable=True,
+                         spans=(("room", "Everest"), ("date", "tomorrow"), ("start_time", "3")))
+    assert read_verdict("Book Everest tomorrow at 3", open_ended, 0.99, None, settings).hangover_ms == 450
+    closed = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), executable=True,
+                     spans=(("room", "Everest"), ("start_time", "3"), ("end_time", "4")))
+    assert read_verdict("Book Everest at 3 until 4", closed, 0.99, None, settings).hangover_ms == settings.complete_ms
 
 
 def test_an_incomplete_request_says_what_it_waits_for() -> None:

@@ -153,29 +153,42 @@ def plot_e2e_layouts(points: Sequence[dict[str, Any]], path: Path, title: str, a
 
 
 def plot_turns(points: Sequence[dict[str, Any]], path: Path, title: str) -> None:
-    """One point per end-of-turn policy: false-cutoff rate against the p50 wait after the turn (lower left is
-    better); the legend says how many turns each policy booked as meant."""
+    """False-cutoff rate against the p50 wait after the turn (lower left is better), one panel per split: each
+    policy a point, a sweep of the reading's settings (`reading:open=MS+unsure=MS`) a curve; the legend says how
+    many turns each policy booked as meant."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    splits = [s for s in ("tune", "untuned", "pause-free") if any(s in p["by_split"] for p in points)
+              and any(p["by_split"].get(s, {}).get("pauses") for p in points)]
+    fig, axes = plt.subplots(1, max(1, len(splits)), figsize=(6.2 * max(1, len(splits)), 4.8), squeeze=False)
     palette = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]
-    shown = [p for p in points if p["wait"] is not None]
-    for i, point in enumerate(shown):
-        ours = point["policy"] == "reading"
-        ax.scatter([point["wait"]["p50_ms"]], [100 * point["false_cutoff_rate"]], s=110 if ours else 60, zorder=3,
-                   color="#C44E52" if ours else palette[i % len(palette)], marker="*" if ours else "o",
-                   label=f"{point['policy']}: {point['right']}/{point['turns']} booked as meant")
-    ax.axhline(5, color="gray", linestyle=":", linewidth=1)
-    ax.set_xlabel("wait from the end of speech to the result, p50 (ms)")
-    ax.set_ylabel("false cutoffs at pauses inside turns (%)")
-    ax.set_ylim(0, 105)
-    ax.set_xlim(0, max([p["wait"]["p50_ms"] for p in shown] or [1.0]) * 1.1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="center right")
-    ax.set_title(textwrap.fill(title, 70), fontsize=9)
+    for ax, split in zip(axes[0], splits or ["all"], strict=False):
+        scored = [(p["policy"], p["by_split"].get(split, p)) for p in points]
+        scored = [(name, s) for name, s in scored if s.get("wait") is not None]
+        sweep = [(name, s) for name, s in scored if name.startswith("reading:")]
+        if sweep:
+            ax.plot([s["wait"]["p50_ms"] for _, s in sweep], [100 * s["false_cutoff_rate"] for _, s in sweep],
+                    color="#C44E52", alpha=0.5, linewidth=1, marker=".", label="reading, settings swept")
+            for name, s in sweep:
+                ax.annotate(name.partition(":")[2], (s["wait"]["p50_ms"], 100 * s["false_cutoff_rate"]), fontsize=6,
+                            textcoords="offset points", xytext=(3, 3))
+        for i, (name, s) in enumerate(n for n in scored if not n[0].startswith("reading:")):
+            ours = name == "reading"
+            ax.scatter([s["wait"]["p50_ms"]], [100 * s["false_cutoff_rate"]], s=110 if ours else 60, zorder=3,
+                       color="#C44E52" if ours else palette[i % len(palette)], marker="*" if ours else "o",
+                       label=f"{name}: {s['right']}/{s['turns']} booked as meant")
+        ax.axhline(10, color="gray", linestyle=":", linewidth=1)
+        ax.set_xlabel("wait from the end of speech to the result, p50 (ms)")
+        ax.set_ylabel("false cutoffs at pauses inside turns (%)")
+        ax.set_ylim(0, 105)
+        ax.set_xlim(0, max([s["wait"]["p50_ms"] for _, s in scored] or [1.0]) * 1.1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="center right")
+        ax.set_title(f"{split} split", fontsize=9)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -1,27 +1,33 @@
 """`assistant bench turns`: end-of-turn policies side by side on spoken turns with pauses inside, scored the way
 eot-bench scores (../docs/turn-taking.md).
 
-Every policy hears the same audio through the product's own stream (webrtcvad, the endpointer), recognizer and
-text pipeline, in-process and in audio time, one turn at a time:
+Every policy hears the same audio through the server's own turn taker (assistant/turn/taker.py: the voice
+stream, webrtcvad, the endpointer, reads at pauses, reopening), recognizer and text pipeline, in-process and in
+audio time, one turn at a time; the rules are the server's, not a copy:
 - fixed hangovers (300, 500, 800 ms of silence end every turn);
 - Smart Turn v3.2 (acoustic: asked at each pause whether the turn sounds finished);
-- reading (ours: the words so far read at each pause; complete ends soon, incomplete holds).
+- reading (ours: the words so far read at each pause; complete ends soon, incomplete holds);
+- `reading:open=MS+unsure=MS`: the reading with `complete_open_ms` / `unsure_ms` set (a sweep of these gives the
+  curves they are chosen from).
 
-Per pause inside a turn: was the turn ended there (a false cutoff)? Per turn: the wait from the true end of
-speech to the result, and whether the store ends up holding exactly the booking meant. Waits are audio-time
-decisions plus the compute each decision waited for, measured here (decodes are cached per audio, so every
-policy pays the same measured cost for the same audio): what one real-time client would see.
+Per pause inside a turn: was the turn ended there (a false cutoff), and did the turn still end as meant? Per turn:
+the wait from the true end of speech to the result, and whether the store ends up holding exactly the booking
+meant. Waits are audio-time decisions plus the compute each decision waited for, measured here (decodes are cached
+per audio, so every policy pays the same measured cost for the same audio): what one real-time client would see.
+Reported per split (tune: what the policy was tuned on; untuned: phrasings and voices never tuned on; pause-free)
+and per voice.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import tempfile
 import time
 import wave
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,16 +36,47 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from tqdm import tqdm
 
-from assistant.audio.stream import PauseDue, UtteranceEnded, UtteranceStarted, VoiceStream
+from assistant.audio.stream import VoiceStream
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
+from assistant.language.words import tail_after
 from assistant.text_pipeline import TextPipeline, Turn
-from assistant.turn.policy import COMPLETE, TurnSettings, TurnVerdict, acoustic_verdict, read_verdict
+from assistant.turn.models import SOUND, Reading, turn_model
+from assistant.turn.policy import TurnSettings
+from assistant.turn.taker import ReadDue, TurnEnded, TurnTaker
 
 __all__ = ["TurnsBenchOptions", "TurnItem", "load_turn_items", "run_turns_bench", "POLICIES"]
 
 POLICIES = ("hangover-300", "hangover-500", "hangover-800", "smart-turn", "reading")
+SPLITS = ("tune", "untuned", "pause-free")
 _ZONE, _NOW = "Europe/Berlin", "2026-12-02T10:00:00"  # the corpora's reference time
+
+
+_OPTIONS = {"open": "complete_open_ms", "unsure": "unsure_ms", "complete": "complete_ms", "hold": "hold_ms"}
+
+
+def _options(policy: str) -> dict[str, int]:
+    """`reading:open=450+unsure=600` -> {"complete_open_ms": 450, "unsure_ms": 600}; raises ValueError."""
+    _, _, spec = policy.partition(":")
+    out = {}
+    for option in filter(None, spec.split("+")):
+        key, _, value = option.partition("=")
+        if key not in _OPTIONS or not value.isdigit():
+            raise ValueError(f"{option!r}: expected one of {', '.join(_OPTIONS)} = milliseconds")
+        out[_OPTIONS[key]] = int(value)
+    return out
+
+
+def known_policy(policy: str) -> bool:
+    """One of POLICIES, or `reading:KEY=MS[+KEY=MS]` (the reading with those [turn] settings: open =
+    complete_open_ms, unsure = unsure_ms, complete = complete_ms, hold = hold_ms)."""
+    name, _, spec = policy.partition(":")
+    if name == "reading" and spec:
+        try:
+            return bool(_options(policy))
+        except ValueError:
+            return False
+    return policy in POLICIES
 
 
 @dataclass(frozen=True)
@@ -49,6 +86,9 @@ class TurnItem:
     room: str
     start: str
     end: str | None
+    voice: str = "hibari"
+    split: str = "pause-free"
+    language: str = "en"  # the session's spoken language: which recognizer hears it
 
     @property
     def pauses(self) -> list[tuple[int, int]]:
@@ -56,13 +96,16 @@ class TurnItem:
 
 
 def load_turn_items(pauses: Path, plain: Path | None, limit: int = 0) -> list[TurnItem]:
-    """The pause corpus, and the pause-free corpus's bookings (each names its room, start and end)."""
-    items = [TurnItem(pauses / i["file"], tuple(tuple(s) for s in i["segments_ms"]), i["room"], i["start"], i["end"])
+    """The pause corpus, and the pause-free corpus's bookings of a named room."""
+    items = [TurnItem(pauses / i["file"], tuple(tuple(s) for s in i["segments_ms"]), i["room"], i["start"], i["end"],
+                      i["voice"], i["split"], i.get("language", "en"))
              for i in json.loads((pauses / "pauses.json").read_text())]
     if plain is not None:
-        items += [TurnItem(plain / i["file"], (), i["room"], i["start"], i["end"])
+        # every booking that names its room; one with no end said ("... at four p.m. with Priya") is right with
+        # any end (the default length), and shows what waiting longer for an end costs
+        items += [TurnItem(plain / i["file"], (), i["room"], i["start"], i.get("end"))
                   for i in json.loads((plain / "requests.json").read_text())
-                  if i["intent"] == "book_meeting" and "room" in i and "end" in i]
+                  if i["intent"] == "book_meeting" and "room" in i]
     return items[:limit] if limit else items
 
 
@@ -72,6 +115,7 @@ class TurnsBenchOptions:
     plain: Path | None
     policies: tuple[str, ...] = POLICIES
     limit: int = 0  # the first N turns only (a quick look; the tests)
+    splits: tuple[str, ...] = SPLITS  # the turns of these splits only
     json: Path | None = None
     plot: Path | None = None
     config: Path | None = None  # for the report's command line
@@ -95,166 +139,217 @@ class _Timed:
 @dataclass
 class _TurnRun:
     file: str
+    voice: str
+    split: str
     cutoffs: list[bool] = field(default_factory=list)  # per true pause
     wait_ms: float | None = None
     decided_ms: int | None = None  # audio time from the true end of speech to the end of the turn
     right: bool = False
+    wrong: bool = False  # the store holds a booking that is not the one meant (two bookings included)
     utterances: int = 0
     reads: int = 0
     heard: list[str] = field(default_factory=list)  # what each utterance was acted on as
+    ended_by: list[str] = field(default_factory=list)  # how each utterance's turn ended (the verdict, hangover)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "cutoffs": sum(self.cutoffs), "pauses": len(self.cutoffs), "right": self.right,
+        return {"file": self.file, "voice": self.voice, "split": self.split, "cutoffs": sum(self.cutoffs),
+                "pauses": len(self.cutoffs), "right": self.right,
+                "wrong": self.wrong,
                 "wait_ms": None if self.wait_ms is None else round(self.wait_ms, 1),
-                "decided_ms": self.decided_ms, "heard": self.heard}
+                "decided_ms": self.decided_ms, "heard": self.heard, "ended_by": self.ended_by}
 
 
 class _Runner:
-    def __init__(self, settings: Settings, pipeline_for: Callable[[Path], TextPipeline], recognize: _Timed,
-                 smart_turn: _Timed | None) -> None:
-        self.settings, self.pipeline_for, self.recognize, self.smart_turn = settings, pipeline_for, recognize, \
-            smart_turn
-        self.turn = settings.turn
+    """One policy on one turn: the server's turn taker fed the turn's audio in audio time; each read and each
+    turn's end computed here as the session computes them."""
 
-    def stream(self, policy: str) -> VoiceStream:
-        """The server's stream ([audio], [turn]) without partials; a fixed-hangover policy has no pauses read."""
+    def __init__(self, settings: Settings, pipeline_for: Callable[[Path], TextPipeline],
+                 recognizers: dict[str, _Timed], smart_turn: _Timed | None) -> None:
+        self.settings, self.pipeline_for, self.recognizers, self.smart_turn = settings, pipeline_for, recognizers, \
+            smart_turn
+        self.recognize = recognizers["en"]
+
+    def taker(self, policy: str) -> TurnTaker:
+        """The server's stream ([audio], [turn]) without partials; a fixed-hangover policy reads no pauses."""
         from assistant.wiring import stream_config
 
-        config = stream_config(self.settings)
-        endpointer = replace(config.endpointer, pause_ms=self.turn.read_after_ms)
-        if policy.startswith("hangover-"):
-            endpointer = replace(endpointer, hangover_ms=int(policy.split("-")[1]), pause_ms=0)
-        return VoiceStream(16_000, config=replace(config, endpointer=endpointer, partial_interval_ms=0))
+        name = policy.partition(":")[0]
+        turn = TurnSettings(**{**asdict(self.settings.turn), **_options(policy)})  # reading:open=MS+...
+        if name.startswith("hangover-"):
+            turn = replace(turn, model="hangover")
+        elif name == "smart-turn":
+            turn = replace(turn, model="smart-turn")
+        else:
+            turn = replace(turn, model="reading")
+        config = stream_config(replace(self.settings, turn=turn))
+        if name.startswith("hangover-"):
+            config = replace(config, endpointer=replace(config.endpointer, hangover_ms=int(name.split("-")[1])))
+        stream = VoiceStream(16_000, config=replace(config, partial_interval_ms=0))
+        return TurnTaker(stream, turn_model(turn), turn)
 
     def run(self, policy: str, item: TurnItem, store: Path) -> _TurnRun:
         pipeline = self.pipeline_for(store)
         now = datetime.fromisoformat(_NOW).replace(tzinfo=ZoneInfo(_ZONE))
         with wave.open(str(item.file), "rb") as wav:
             pcm = wav.readframes(wav.getnframes())
-        stream, out = self.stream(policy), _TurnRun(item.file.name)
+        taker, out = self.taker(policy), _TurnRun(item.file.name, item.voice, item.split)
+        self.recognize = self.recognizers[item.language]
         out.cutoffs = [False] * len(item.pauses)
-        read: tuple[PauseDue, str | None, TurnVerdict, float] | None = None  # the pause, its text, verdict, ready
-        early_end: int | None = None
-        amend: set[int] = set()
-        heard: dict[int, str] = {}  # utterance -> the text of its last read (the policy's agreement check)
-        pending = list(stream.feed(pcm)) + ([] if stream.awaiting_decision else stream.finish())
-        finished = not stream.awaiting_decision
-        while pending:
-            event = pending.pop(0)
-            if isinstance(event, UtteranceStarted):
-                detected = event.start_ms + self.settings.audio.pre_roll_ms  # start_ms includes the pre-roll
-                if early_end is not None and detected - early_end <= self.turn.amend_ms:
-                    amend.add(event.utterance)
-                early_end = None
-            elif isinstance(event, PauseDue):
-                read = self._read(policy, event, pipeline, now, heard.get(event.utterance))
-                if read[1] is not None:
-                    heard[event.utterance] = read[1]
+        ready: dict[int, float] = {}  # utterance -> audio time its last read was ready
+        said: dict[int, str] = {}  # utterance -> the words its turn was acted on
+        pending = taker.feed(pcm)
+        finished = False
+        while pending or not finished:
+            if not pending:
+                pending, finished = taker.finish(), True
+                continue
+            decision = pending.pop(0)
+            if isinstance(decision, ReadDue):
+                reading, cost = self._read(taker, decision, pipeline, now, said)
                 out.reads += 1
-                pending += stream.decide(read[2].hangover_ms)
-            elif isinstance(event, UtteranceEnded):
-                out.utterances += 1
-                for i, (gap_start, gap_end) in enumerate(item.pauses):
-                    out.cutoffs[i] |= gap_start <= event.decided_ms <= gap_end + 100
-                reuse = read is not None and read[0].utterance == event.utterance and \
-                    read[0].speech_end_ms == event.end_ms and read[1] is not None
-                ready = float(event.decided_ms)
-                if read is not None and read[0].utterance == event.utterance:
-                    ready = max(ready, read[3])  # the decision waited for the read at the last pause
-                if reuse and read is not None and read[2].kind == COMPLETE:
-                    early_end = event.decided_ms
-                text, cost = (read[1], 0.0) if reuse and read is not None else self.recognize(event.audio)
-                out.heard.append(str(text))
-                started = time.perf_counter()
-                if text:
-                    pipeline.act_many([Turn(str(text), "bench", now, amend=event.utterance in amend)], commit=True)
-                done = ready + cost + (time.perf_counter() - started) * 1e3
-                speech_end = item.segments_ms[-1][1] if item.segments_ms else event.end_ms
-                if event.end_ms >= speech_end - 300:  # the utterance that holds the turn's last words
-                    out.wait_ms = done - speech_end
-                    out.decided_ms = event.decided_ms - speech_end
-                read = None
-            if not pending and not finished:
-                pending += stream.finish()
-                finished = True
+                ready[decision.utterance] = decision.at_ms + cost
+                pending += taker.answer(reading)
+            elif isinstance(decision, TurnEnded):
+                self._ended(decision, item, out, pipeline, now, said, ready.pop(decision.utterance, 0.0))
         bookings = pipeline.store.bookings(datetime(2000, 1, 1, tzinfo=ZoneInfo("UTC")),
                                            datetime(2100, 1, 1, tzinfo=ZoneInfo("UTC")))
-        out.right = len(bookings) == 1 and bookings[0].room == item.room and \
-            bookings[0].start == datetime.fromisoformat(item.start) and \
-            (item.end is None or bookings[0].end == datetime.fromisoformat(item.end))
+        meant = [b for b in bookings if b.room == item.room and b.start == datetime.fromisoformat(item.start) and
+                 (item.end is None or b.end == datetime.fromisoformat(item.end))]
+        out.right = len(bookings) == len(meant) == 1
+        out.wrong = len(bookings) > len(meant)
         return out
 
-    def _read(self, policy: str, due: PauseDue, pipeline: TextPipeline, now: datetime, previous: str | None
-              ) -> tuple[PauseDue, str | None, TurnVerdict, float]:
-        if policy == "smart-turn":
+    @staticmethod
+    def _turn(text: str, now: datetime, said: dict[int, str], reopens: int | None, preview: bool = False) -> Turn:
+        """As the session makes it: a turn that reopens one whose words are known carries the words it adds."""
+        earlier = said.get(reopens) if reopens is not None else None
+        return Turn(text, "bench", now, preview=preview, reopens=bool(earlier),
+                    tail=tail_after(earlier, text) if earlier else "")
+
+    def _ended(self, ended: TurnEnded, item: TurnItem, out: _TurnRun, pipeline: TextPipeline, now: datetime,
+               said: dict[int, str], read_ready: float) -> None:
+        out.utterances += 1
+        out.ended_by.append(ended.ended_by)
+        for i, (gap_start, gap_end) in enumerate(item.pauses):
+            out.cutoffs[i] |= gap_start <= ended.decided_ms <= gap_end + 100
+        ready = max(float(ended.decided_ms), read_ready)  # the decision waited for the read at the last pause
+        text, cost = (ended.heard, 0.0) if ended.heard is not None else self.recognize(ended.audio)
+        out.heard.append(str(text))
+        started = time.perf_counter()
+        if text:
+            turn = self._turn(str(text), now, said, ended.reopens)
+            said[ended.utterance] = str(text)
+            pipeline.act_many([turn], commit=True)
+        done = ready + cost + (time.perf_counter() - started) * 1e3
+        speech_end = item.segments_ms[-1][1] if item.segments_ms else ended.end_ms
+        if ended.end_ms >= speech_end - 300:  # the utterance that holds the turn's last words
+            out.wait_ms = done - speech_end
+            out.decided_ms = ended.decided_ms - speech_end
+
+    def _read(self, taker: TurnTaker, due: ReadDue, pipeline: TextPipeline, now: datetime, said: dict[int, str]
+              ) -> tuple[Reading, float]:
+        """What the session reads at a pause, and what it cost."""
+        if taker.model.listens == SOUND:
             assert self.smart_turn is not None
             probability, cost = self.smart_turn(due.audio)
-            return due, None, acoustic_verdict(float(probability), self.turn), due.at_ms + cost
+            return Reading(probability=float(probability)), cost
         text, cost = self.recognize(due.audio)
+        if not str(text).strip():
+            return Reading(str(text)), cost
         started = time.perf_counter()
-        outcome = pipeline.act_many([Turn(str(text), "bench", now, preview=True)], commit=False)[0] \
-            if str(text).strip() else None
+        outcome = pipeline.act_many([self._turn(str(text), now, said, due.reopens, preview=True)], commit=False)[0]
         cost += (time.perf_counter() - started) * 1e3
-        verdict = read_verdict(str(text), outcome.result if outcome else None,
-                               outcome.confidence if outcome else 0.0, previous, self.turn)
-        return due, str(text), verdict, due.at_ms + cost
+        return Reading(str(text), outcome.result, outcome.confidence), cost
 
 
-def _summary(policy: str, runs: Sequence[_TurnRun], paused: int) -> dict[str, Any]:
-    pauses = [c for r in runs[:paused] for c in r.cutoffs]
+def _scores(runs: Sequence[_TurnRun]) -> dict[str, Any]:
+    """False cutoffs per pause (and those in turns that did not end as meant), right and wrong turns, waits."""
+    paused = [r for r in runs if r.cutoffs]
+    pauses = [c for r in paused for c in r.cutoffs]
+    changed = [c for r in paused if not r.right for c in r.cutoffs]
     waits = [r.wait_ms / 1e3 for r in runs if r.wait_ms is not None]
     return {
-        "policy": policy, "turns": len(runs), "pauses": len(pauses), "false_cutoffs": sum(pauses),
+        "turns": len(runs), "pauses": len(pauses), "false_cutoffs": sum(pauses),
         "false_cutoff_rate": round(sum(pauses) / max(1, len(pauses)), 4),
+        "false_cutoffs_changing_the_result": sum(changed),
         "right": sum(r.right for r in runs), "right_rate": round(sum(r.right for r in runs) / max(1, len(runs)), 4),
-        "right_pause_corpus": sum(r.right for r in runs[:paused]),
+        "wrong": sum(r.wrong for r in runs),
         "wait": LatencyStats.from_seconds(waits).as_dict() if waits else None,
         "reads_per_turn": round(sum(r.reads for r in runs) / max(1, len(runs)), 2),
         "decided_after_speech_p50_ms": float(np.percentile([r.decided_ms for r in runs if r.decided_ms is not None],
                                                            50)) if waits else None,
-        "turns_detail": [r.to_dict() for r in runs],
     }
 
 
+def _summary(policy: str, runs: Sequence[_TurnRun]) -> dict[str, Any]:
+    """The policy's scores over every turn, per split and per voice."""
+    splits = {split: _scores([r for r in runs if r.split == split]) for split in SPLITS
+              if any(r.split == split for r in runs)}
+    voices = {f"{split}/{voice}": _scores([r for r in runs if (r.split, r.voice) == (split, voice)])
+              for split, voice in dict.fromkeys((r.split, r.voice) for r in runs)}
+    return {"policy": policy, **_scores(runs), "by_split": splits, "by_voice": voices,
+            "turns_detail": [r.to_dict() for r in runs]}
+
+
+def _row(name: str, scores: dict[str, Any]) -> list[object]:
+    wait = scores["wait"]
+    return [name, f"{100 * scores['false_cutoff_rate']:.1f} % ({scores['false_cutoffs']}/{scores['pauses']})",
+            scores["false_cutoffs_changing_the_result"], f"{wait['p50_ms']:.0f}" if wait else "-",
+            f"{wait['p95_ms']:.0f}" if wait else "-", f"{scores['right']}/{scores['turns']}", scores["wrong"],
+            scores["reads_per_turn"]]
+
+
 def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
-    from assistant.wiring import build_parser, build_recognizer, build_text_pipeline
+    from assistant.wiring import build_chinese_recognizer, build_language_parser, build_recognizer, build_text_pipeline
 
     recognizer = build_recognizer(settings)  # first: on a GPU it may restart the process (CUDA 13 links)
-    items = load_turn_items(options.pauses, options.plain, options.limit)
-    paused = sum(1 for i in items if i.segments_ms)
+    items = [i for i in load_turn_items(options.pauses, options.plain) if i.split in options.splits]
+    items = items[: options.limit] if options.limit else items
     asr = settings.asr
-    parser = build_parser(settings)
+    parser = build_language_parser(settings)
     smart_turn = None
-    if "smart-turn" in options.policies:
+    if any(p.startswith("smart-turn") for p in options.policies):
         from assistant.turn.smart_turn import SmartTurn
 
         model = SmartTurn()
         smart_turn = _Timed(lambda audio: model.probabilities([audio])[0])
-    runner = _Runner(settings, lambda store: build_text_pipeline(settings, store, parser=parser),
-                     _Timed(lambda audio: recognizer.transcribe(audio)), smart_turn)
+    recognizers = {"en": _Timed(lambda audio: recognizer.transcribe(audio))}
+    chinese = build_chinese_recognizer(settings) if any(i.language == "zh" for i in items) else None
+    if chinese is not None:
+        recognizers["zh"] = _Timed(lambda audio: chinese.transcribe(audio))
+    elif any(i.language == "zh" for i in items):  # [nlu] languages without "zh": its turns are not heard here
+        print(f"[bench] {sum(i.language == 'zh' for i in items)} Chinese turns left out: this configuration hears "
+              "English only ([nlu] languages)", file=sys.stderr)
+        items = [i for i in items if i.language == "en"]
+    runner = _Runner(settings, lambda store: build_text_pipeline(settings, store, parser=parser), recognizers,
+                     smart_turn)
     points = []
     with tempfile.TemporaryDirectory() as tmp:
         for policy in options.policies:
             runs = [runner.run(policy, item, Path(tmp) / f"{policy}-{n}.sqlite")
                     for n, item in enumerate(tqdm(items, desc=policy, unit="turn"))]
-            points.append(_summary(policy, runs, paused))
-    rows = [[p["policy"], f"{100 * p['false_cutoff_rate']:.1f} % ({p['false_cutoffs']}/{p['pauses']})",
-             f"{p['wait']['p50_ms']:.0f}" if p["wait"] else "-", f"{p['wait']['p95_ms']:.0f}" if p["wait"] else "-",
-             f"{p['right']}/{p['turns']}", p["reads_per_turn"]] for p in points]
-    print(format_table(["policy", "false cutoffs", "wait p50 ms", "wait p95 ms", "booked as meant",
-                        "reads per turn"], rows))
+            points.append(_summary(policy, runs))
+    rows = []
+    for point in points:
+        rows.append(_row(f"**{point['policy']}**", point))
+        rows += [_row(f"{point['policy']} · {split}", scores) for split, scores in point["by_split"].items()]
+        rows += [_row(f"{point['policy']} · {voice}", scores) for voice, scores in point["by_voice"].items()]
+    print(format_table(["policy · split/voice", "false cutoffs", "changing the result", "wait p50 ms",
+                        "wait p95 ms", "booked as meant", "wrong bookings", "reads per turn"], rows))
     machine = machine_info()
     models = {"asr": f"{asr.model} ({asr.device}, {asr.compute_type})",
               "nlu": f"{parser.backend.info().name} ({parser.backend.info().precision})"}
     report = {
         "benchmark": "end of turn: false cutoffs at pauses inside turns, wait after the turn, right bookings",
         "command": "assistant bench turns" + (f" --config {options.config}" if options.config else "")
+                   + f" --policies {','.join(options.policies)}"
                    + (f" --json {options.json}" if options.json else "")
                    + (f" --plot {options.plot}" if options.plot else ""),
         "machine": machine,
         "models": models,
         "turn": {k: getattr(settings.turn, k) for k in TurnSettings.__dataclass_fields__},
-        "turns": {"pause_corpus": paused, "pause_free": len(items) - paused},
+        "turns": {split: sum(1 for i in items if i.split == split) for split in SPLITS},
+        "voices": sorted({i.voice for i in items}),
         "points": points,
     }
     if options.json is not None:

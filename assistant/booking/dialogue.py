@@ -1,4 +1,5 @@
-"""Dialogue state per conversation: fill a clarification, answer yes/no to a proposal, undo the last booking.
+"""Dialogue state per conversation: fill a clarification, answer yes/no to a proposal, undo the last booking,
+and take a request back up when the speaker goes on after a pause (`Reopen`).
 
 A state machine with no model in it: it takes the NLU's intent and slot texts for each turn and decides what
 the dispatcher sees. State lives per conversation id and expires after an idle time; expired conversations are
@@ -27,7 +28,7 @@ from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.store import Booking
 
-__all__ = ["Dialogue", "Conversation"]
+__all__ = ["Dialogue", "Conversation", "Reopen"]
 
 _YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b|"
                   r"^(好|好的|行|可以|是的|是|对|对的|没问题|就这个|订吧)[吧啊的呀。！!，,\s]*$", re.I)
@@ -35,7 +36,16 @@ _NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b|^(不|不
 _UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$|"
                    r"^(撤销|撤回|取消刚才的?(那个|预订)?)[吧。！!\s]*$", re.I)
 _MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, read for a pending move
-_AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what speech after an early end may change
+_AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what a correction after a turn may change
+# New words that correct what was just said ("actually, make it three", "on Friday instead", "改成三点"): they change
+# the booking the turn before made rather than being read into the request again.
+_CORRECTION = re.compile(r"^\W*(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean|make (?:it|that)|rather|"
+                         r"change (?:it|that) to|no\W+\w)|\binstead\W*$|^\W*(?:改成|改到|换成|不是)", re.I)
+# ... and the same correction inside one utterance, after what it corrects ("at two. Actually, make it three"):
+# where it begins
+_CORRECTION_INSIDE = re.compile(r"[,.;!?]\s+(?=(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean|make (?:it|that)|"
+                                r"rather|no\W+\w)|[\w\s]+\binstead\W*$)|[，。；]\s*(?=改成|改到|换成|不是)", re.I)
+_NEW_REQUEST_CONFIDENCE = 0.8  # new words alone at least this sure of another intent are a request of their own
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
                             r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
                             r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
@@ -98,6 +108,30 @@ def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: 
     return []
 
 
+@dataclass(frozen=True)
+class Reopen:
+    """The speaker went on right after the last turn ended: this turn's words are the whole request heard again
+    (that turn's words and the new ones). `text`, `intent`, `slots`, `confidence`: the new words alone, read by
+    the model on their own (a request of their own, a correction, or a part of the one they continue)."""
+
+    text: str
+    intent: str = "out_of_scope"
+    slots: tuple[tuple[str, str], ...] = ()
+    confidence: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """What a conversation waits for, as it was before a turn: a reopened turn starts again from here."""
+
+    intent: str | None
+    slots: dict[str, str]
+    missing: tuple[str, ...]
+    any_room: bool
+    proposal: dict[str, str] | None
+    last_booking: str | None
+
+
 @dataclass
 class Conversation:
     intent: str | None = None  # the request waiting for a clarification
@@ -106,8 +140,11 @@ class Conversation:
     any_room: bool = False  # the open request left the room to us ("a room for 6"): a fragment keeps that
     proposal: dict[str, str] | None = None  # what "yes" books: {"room", "start", "end"}
     last_booking: str | None = None  # what "undo" cancels
-    just_booked: str | None = None  # the booking the last turn made or amended (what an amendment may change)
-    last_said: str = ""  # the last turn's words: a quick follow-up after an early end is read joined to them
+    just_booked: str | None = None  # the booking the last turn made or amended (what a reopened turn replaces)
+    changed_other: bool = False  # the last turn cancelled or moved a booking (a reopened turn cannot replace that)
+    last_intent: str | None = None  # what the last turn asked for, and in which room: new words after it that ask
+    last_room: str | None = None  # ... for something else are a request of their own
+    before: _Pending | None = None  # the pending state before the last turn (what a reopened turn starts from)
     last_seen: datetime | None = None  # the last turn's reference time
     active: float = 0.0  # time.monotonic() of the last turn: what eviction goes by (reference times may be fixed)
     turns: int = 0
@@ -164,38 +201,81 @@ class Dialogue:
             else:
                 self.conversations[conversation_id] = saved
 
-    def last_words(self, conversation_id: str) -> str | None:
-        """The last turn's words (what a quick follow-up after an early end is read joined to), if any."""
-        state = self.conversations.get(conversation_id)
-        return state.last_said if state is not None and state.last_said else None
-
     def turn(self, conversation_id: str, text: str, intent: str, slots: Sequence[tuple[str, str]], now: datetime,
-             *, commit: bool, unsure: bool = False, amend: bool = False,
-             joined: tuple[str, str, Sequence[tuple[str, str]]] | None = None, owner: str | None = None) -> Result:
+             *, commit: bool, unsure: bool = False, owner: str | None = None, reopen: Reopen | None = None) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
-        book is proposed, not booked. `amend`: the speaker went on right after the last turn ended early; words
-        that only change that turn's booking (a length, an end, a new start) change it instead of starting over;
-        `joined`: the text, intent and slots of the last turn's words and these read as one request ("... with Priya"
-        + "and Tom"): they amend the booking when they book the same room with more said; when the last turn made
-        no booking (it asked or answered) and these words alone are no request, the joined words are the turn.
+        book is proposed, not booked. `reopen`: the speaker went on right after the last turn ended, and `text`
+        (with its intent and slots) is the whole request heard again: it replaces what the last turn did (the
+        booking it made is moved, stretched or given more, in one store transaction; the question it asked is
+        answered), unless the new words alone are a correction of that booking ("actually, make it three") or a
+        request of their own ("... and cancel my 3 pm"), which they then are.
         `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only)."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
-        stripped = text.strip()
         just_booked, state.just_booked = state.just_booked, None
-        previous_said, state.last_said = state.last_said, stripped
+        changed_other, state.changed_other = state.changed_other, False
+        if reopen is not None:
+            if just_booked is not None and _CORRECTION.search(reopen.text):
+                amended = self._amend(state, just_booked, reopen.text, reopen.slots, now, commit, key)
+                if amended is not None:
+                    return amended
+            if not changed_other and not self._new_request(state, reopen) and \
+                    (just_booked is None or intent == "book_meeting"):
+                # the whole request again: from where the conversation stood before the last turn
+                self._restore(state)
+                replacing = self.dispatcher.store.get(just_booked) if just_booked else None
+                return self._respond(state, conversation_id, text.strip(), intent, slots, now, commit, unsure, owner,
+                                     key, replacing)
+            text, intent, slots = reopen.text, reopen.intent, reopen.slots  # a request of its own: the new words
+        state.before = _Pending(state.intent, dict(state.slots), state.missing, state.any_room,
+                                copy.deepcopy(state.proposal), state.last_booking)
+        return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
+                             commit, unsure, owner, key)
+
+    def _corrected(self, text: str, slots: Sequence[tuple[str, str]], now: datetime) -> Sequence[tuple[str, str]]:
+        """A correction inside the utterance ("book Olympus tomorrow at two. Actually, make it three") replaces the
+        values it names: the request is read as the words before it with the correction's times over them, as it
+        would be had the correction come after a pause. Anything else: the slots as they are."""
+        found = _CORRECTION_INSIDE.search(text)
+        if found is None or not slots:
+            return slots
+        head, tail = text[: found.start()], text[found.end() :]
+        said = read_answer(tail, (), self.rooms, now)
+        if not said or any(name not in _AMENDABLE for name, _ in said):
+            return slots
+        kinds = {name for name, _ in said}
+        if kinds & {"start_time", "date"} and not kinds & {"end_time", "duration"}:
+            kinds |= {"end_time"}  # a new start keeps a length said, never an end said for the old start
+        kept = [(name, value) for name, value in slots if value in head and name not in kinds]
+        return kept + said
+
+    def _new_request(self, state: Conversation, reopen: Reopen) -> bool:
+        """The new words alone are a confident request for something else than the last turn's, or in another
+        room: "Book Fuji at two" [pause] "and cancel my 3 pm in Everest"."""
+        if reopen.intent == "out_of_scope" or reopen.confidence < _NEW_REQUEST_CONFIDENCE or \
+                not reopen.slots or is_fragment(reopen.text, reopen.slots):
+            return False
+        rooms = {match.room.key for name, value in reopen.slots
+                 if name == "room" and (match := self.rooms.match(value)) is not None}
+        return reopen.intent != state.last_intent or bool(rooms - {state.last_room})
+
+    @staticmethod
+    def _restore(state: Conversation) -> None:
+        before = state.before
+        if before is None:
+            state.intent, state.slots, state.missing, state.any_room, state.proposal = None, {}, (), False, None
+            return
+        state.intent, state.slots, state.missing, state.any_room = before.intent, dict(before.slots), \
+            before.missing, before.any_room
+        state.proposal, state.last_booking = copy.deepcopy(before.proposal), before.last_booking
+
+    def _respond(self, state: Conversation, conversation_id: str, stripped: str, intent: str,
+                 slots: Sequence[tuple[str, str]], now: datetime, commit: bool, unsure: bool, owner: str | None,
+                 key: str, replacing: Booking | None = None) -> Result:
+        """The turn's words against the conversation's open question or proposal, then the dispatcher.
+        `replacing`: the booking the whole request replaces (it made it in part)."""
         if _UNDO.match(stripped):
             return self._undo(state, now, commit, key, owner, language_of(stripped))
-        if amend and just_booked is not None:
-            amended = self._amend(state, just_booked, stripped, slots, now, commit, key)
-            if amended is None and joined is not None:
-                amended = self._amend_joined(state, just_booked, joined, now, commit, key)
-            if amended is not None:
-                state.last_said = f"{previous_said} {stripped}"  # what a next follow-up is joined to
-                return amended
-        elif amend and joined is not None and intent == "out_of_scope":
-            stripped, intent, slots = joined[0].strip(), joined[1], list(joined[2])
-            state.last_said = stripped
         if state.proposal is not None and (_YES.match(stripped) or _NO.match(stripped)):
             proposal, state.proposal = state.proposal, None
             if _NO.match(stripped):
@@ -227,14 +307,30 @@ class Dialogue:
                                     any_room=any_room)
         if unsure and commit:  # a weak reading acts only after a "yes"
             result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
-                                                          conversation=conversation_id, owner=owner),
+                                                          conversation=conversation_id, owner=owner,
+                                                          replacing=replacing),
                                    language_of(stripped))
         else:
             result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
-                                            owner=owner)
+                                            owner=owner, replacing=replacing)
+        if replacing is not None:
+            result = self._withdraw_unless_replaced(replacing, result, commit, key)
         self._remember(state, intent, slots, carried, result, unknown_room=request.room_said is not None)
         state.any_room = request.any_room if isinstance(result, Clarify) else False
+        state.last_intent = intent
+        state.last_room = request.room.room.key if request.room else result.room if isinstance(result, Command) \
+            else None
         return result
+
+    def _withdraw_unless_replaced(self, replacing: Booking, result: Result, commit: bool, key: str) -> Result:
+        """The whole request did not become a booking (a question, a conflict, a weak reading proposed): the
+        booking its first part made is withdrawn, as if the request had been said at once, and the result says
+        which (`amends`). Said at once, "book Denali at ten for fourteen hours" books nothing and asks."""
+        if isinstance(result, Command) and result.amends == replacing.id and (result.committed or not commit):
+            return result
+        if commit:
+            self.dispatcher.store.cancel(replacing.id, f"{key}:withdrawn")
+        return replace(result, amends=replacing.id) if isinstance(result, Command | Clarify) else result
 
     def _amend(self, state: Conversation, booking_id: str, text: str, slots: Sequence[tuple[str, str]],
                now: datetime, commit: bool, key: str) -> Result | None:
@@ -254,30 +350,13 @@ class Dialogue:
         request = normalize_request("book_meeting", said, now, self.rooms, self.policy, made, text=text)
         return self._apply_amendment(state, booking, request, now, commit, key)
 
-    def _amend_joined(self, state: Conversation, booking_id: str,
-                      joined: tuple[str, str, Sequence[tuple[str, str]]], now: datetime, commit: bool,
-                      key: str) -> Result | None:
-        """The last turn's words and these as one booking of the same room that says more (attendees, a title, a
-        length): the booking becomes that. None when they are not one such request."""
-        booking = self.dispatcher.store.get(booking_id)
-        text, intent, slots = joined
-        if booking is None or intent != "book_meeting":
-            return None
-        request = normalize_request(intent, slots, now, self.rooms, self.policy, text=text)
-        if request.room is not None and request.room.room.key != booking.room or request.interval is None:
-            return None
-        same = (request.interval.start, request.interval.end) == (booking.start, booking.end) and \
-            set(request.attendees) <= set(booking.attendees) and request.title in (None, booking.title)
-        if same:
-            return None  # nothing new: not an amendment
-        return self._apply_amendment(state, booking, request, now, commit, key)
-
     def _apply_amendment(self, state: Conversation, booking: Booking, request: MeetingRequest, now: datetime,
                          commit: bool, key: str) -> Result:
         result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
             state.just_booked = booking.id
+        state.last_intent, state.last_room = "book_meeting", booking.room
         return result
 
     @staticmethod
@@ -311,8 +390,11 @@ class Dialogue:
                                   "start_time": start.strftime("%H:%M"), "end_time": end.strftime("%H:%M")}
             return
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
-        if isinstance(result, Command) and result.committed and result.action == "book_meeting":
-            state.last_booking = state.just_booked = result.booking_id
+        if isinstance(result, Command) and result.committed:
+            if result.action == "book_meeting" or result.amends is not None:
+                state.last_booking = state.just_booked = result.booking_id
+            else:
+                state.changed_other = True
 
     def _undo(self, state: Conversation, now: datetime, commit: bool, key: str, owner: str | None,
               language: str) -> Result:
@@ -326,5 +408,5 @@ class Dialogue:
         if not commit:
             return command
         self.dispatcher.store.cancel(booking.id, key)
-        state.last_booking = None
+        state.last_booking, state.changed_other = None, True
         return replace(command, committed=True)

@@ -47,16 +47,21 @@ class Dispatcher:
         return owner is None or not self.owners_only or booking.owner == owner
 
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,
-               conversation: str | None = None, owner: str | None = None) -> Result:
-        """`owner`: who is asking (recorded on a booking made; cancel and move find only theirs)."""
+               conversation: str | None = None, owner: str | None = None, replacing: Booking | None = None) -> Result:
+        """`owner`: who is asking (recorded on a booking made; cancel and move find only theirs). `replacing`: the
+        booking the first part of this request made (the speaker went on after a pause): a booking this request
+        makes takes its place (moved, or another room booked in its stead, in one store transaction), and it
+        never conflicts with it."""
         language = request.language
         if request.action == "out_of_scope":
             return Rejected(say(language, "out_of_scope"))
         if request.room_said is not None and request.action != "list_bookings":
             names = room_list(language, [r.name for r in self.rooms.rooms])
             return Clarify(("room",), say(language, "unknown_room", said=request.room_said, names=names))
+        if request.action == "book_meeting":
+            return self._book(request, now, commit, key, conversation, owner, replacing)
         handler = {
-            "book_meeting": self._book, "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
+            "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
             "check_availability": self._check, "list_bookings": self._list,
         }[request.action]
         return handler(request, now, commit, key, conversation, owner)
@@ -78,8 +83,8 @@ class Dispatcher:
         free = say(language, "free_then", names=room_list(language, names)) if request.interval and names else ""
         return Clarify(("room",), say(language, "ask.room") + free)
 
-    def _free_rooms(self, start: datetime, end: datetime, people: int) -> list[Room]:
-        taken = {b.room for b in self.store.bookings(start, end)}
+    def _free_rooms(self, start: datetime, end: datetime, people: int, ignore: Booking | None = None) -> list[Room]:
+        taken = {b.room for b in self.store.bookings(start, end) if ignore is None or b.id != ignore.id}
         return sorted((r for r in self.rooms.rooms if r.key not in taken and r.seats >= people),
                       key=lambda r: (r.seats, r.name))
 
@@ -137,7 +142,7 @@ class Dispatcher:
 
     # ---- intents -----------------------------------------------------------------------------------------
     def _book(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
-              conversation: str | None, owner: str | None) -> Result:
+              conversation: str | None, owner: str | None, replacing: Booking | None = None) -> Result:
         language = request.language
         doubt = check_booking(request, now, self.max_length, self.policy)
         if doubt is not None:
@@ -153,7 +158,7 @@ class Dispatcher:
         people = request.people or 1
         assumptions = list(request.assumptions)
         if request.room is None:
-            free = self._free_rooms(start, end, people)
+            free = self._free_rooms(start, end, people, replacing)
             if not free:
                 return self._none_free(start, end, people, language)
             room = free[0]
@@ -168,15 +173,21 @@ class Dispatcher:
         if request.people and request.people > room.seats:
             return replace(command, executable=False,
                            reason=say(language, "seats_fewer", room=room.name, seats=room.seats, people=request.people))
-        clashes = self.store.bookings(start, end, room.key)
+        if replacing is not None and replacing.room == room.key:  # the first part's booking, moved or stretched
+            return self._move(replacing, start, end, request, commit, key, amends=replacing.id,
+                              title=replacing.title or request.title,
+                              attendees=tuple(dict.fromkeys((*replacing.attendees, *request.attendees))))
+        if replacing is not None:
+            command = replace(command, amends=replacing.id)
+        clashes = [b for b in self.store.bookings(start, end, room.key) if replacing is None or b.id != replacing.id]
         if clashes and not commit:
             return replace(command, executable=False, reason="room taken")
         if not commit:
             return command
         made_by = owner or (f"conversation:{conversation}" if conversation else None)
-        outcome = self.store.book(Booking("", room.key, start, end, request.title, request.attendees,
-                                          conversation, made_by), key)
-        if isinstance(outcome, Conflict):
+        booking = Booking("", room.key, start, end, request.title, request.attendees, conversation, made_by)
+        outcome = self.store.book(booking, key) if replacing is None else self.store.replace(replacing.id, booking, key)
+        if not isinstance(outcome, Booked):
             return self._conflict(room.key, start, end, people, language)
         return replace(command, committed=True, booking_id=outcome.booking.id)
 

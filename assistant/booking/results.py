@@ -41,7 +41,7 @@ class Command:
     assumptions: tuple[str, ...] = ()
     idempotency_key: str | None = None
     spans: tuple[tuple[str, str], ...] = ()  # (slot, words) the command was built from
-    amends: str | None = None  # the booking this command changes because the speaker went on after an early end
+    amends: str | None = None  # the booking this command replaces: the speaker went on after the turn that made it
 
     def to_dict(self) -> dict[str, Any]:
         command: dict[str, Any] = {
@@ -67,12 +67,15 @@ class Clarify:
     question: str
     options: tuple[dict[str, Any], ...] = ()  # concrete alternatives (free rooms, the next free slot)
     doubt: dict[str, Any] | None = None  # the guard's check that failed: {"check", "slots", "said"}
+    amends: str | None = None  # the booking this question withdrew: the request that made it went on, unbookable
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "clarify", "missing": list(self.missing), "question": self.question,
                "options": list(self.options)}
         if self.doubt is not None:
             out["doubt"] = self.doubt
+        if self.amends is not None:
+            out["amends"] = self.amends
         return out
 
 

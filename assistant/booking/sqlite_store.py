@@ -165,18 +165,40 @@ class SqliteStore:
             replay = self._replayed(db, idempotency_key)
             if replay is not None:
                 return replay
-            clashes = self._clashes(db, booking.room, booking.start, booking.end)
-            if clashes:
-                return Conflict(booking.room, booking.start, booking.end, clashes)
-            booking_id = booking.id or uuid.uuid4().hex
-            db.execute(
-                "INSERT INTO bookings (id, room, start_utc, end_utc, start_text, end_text, title, attendees,"
-                " conversation, created_utc, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (booking_id, booking.room, _epoch(booking.start), _epoch(booking.end), booking.start.isoformat(),
-                 booking.end.isoformat(), booking.title, json.dumps(list(booking.attendees)), booking.conversation,
-                 _now(), booking.owner),
-            )
-            self._record(db, idempotency_key, "book", booking_id)
+            outcome = self._insert(db, booking, idempotency_key, "book")
+        return outcome if isinstance(outcome, Conflict) else self._stored(outcome)
+
+    def replace(self, booking_id: str, booking: Booking, idempotency_key: str) -> Outcome:
+        with self._transaction() as db:  # one transaction: the old one goes only if the new one is made
+            replay = self._replayed(db, idempotency_key)
+            if replay is not None:
+                return replay
+            if self._active(db, booking_id) is None:
+                return NotFound(booking_id)
+            db.execute("UPDATE bookings SET cancelled_utc = ? WHERE id = ?", (_now(), booking_id))
+            outcome = self._insert(db, booking, idempotency_key, "replace")
+            if isinstance(outcome, Conflict):
+                db.execute("UPDATE bookings SET cancelled_utc = NULL WHERE id = ?", (booking_id,))
+                return outcome
+        return self._stored(outcome)
+
+    def _insert(self, db: sqlite3.Connection, booking: Booking, key: str, action: str) -> str | Conflict:
+        """Inside a transaction: the booking's row and its idempotency record, or the conflict that stops it."""
+        clashes = self._clashes(db, booking.room, booking.start, booking.end)
+        if clashes:
+            return Conflict(booking.room, booking.start, booking.end, clashes)
+        booking_id = booking.id or uuid.uuid4().hex
+        db.execute(
+            "INSERT INTO bookings (id, room, start_utc, end_utc, start_text, end_text, title, attendees,"
+            " conversation, created_utc, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (booking_id, booking.room, _epoch(booking.start), _epoch(booking.end), booking.start.isoformat(),
+             booking.end.isoformat(), booking.title, json.dumps(list(booking.attendees)), booking.conversation,
+             _now(), booking.owner),
+        )
+        self._record(db, key, action, booking_id)
+        return booking_id
+
+    def _stored(self, booking_id: str) -> Booked:
         stored = self.get(booking_id)
         assert stored is not None
         return Booked(stored)

@@ -60,6 +60,11 @@ class BookingStore(Protocol):
         """Move the booking; a title or attendees given replace the booking's (an amendment that adds them)."""
         ...
 
+    def replace(self, booking_id: str, booking: Booking, idempotency_key: str) -> Outcome:
+        """Cancel `booking_id` and book `booking` in one transaction (a first guess undone as the right booking
+        is made: both or neither); the cancelled booking does not conflict with its replacement."""
+        ...
+
     def bookings(self, start: datetime, end: datetime, room: str | None = None) -> Sequence[Booking]:
         """Active bookings overlapping [start, end), by start time."""
         ...

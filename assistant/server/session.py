@@ -1,15 +1,16 @@
 """One connection's session: a thin adapter between the sans-I/O voice stream and the shared workers.
 
-The stream (assistant/audio/stream.py) decides what is due in audio time; the session adds what needs a clock
-and a loop: when each piece of audio arrived, tasks for decodes and understanding (in the workers' threads, so
-the event loop only moves bytes and events), the load policy's say on partials, and the events it sends.
+The turn taker (assistant/turn/taker.py, over the voice stream) decides what is due in audio time; the session
+adds what needs a clock and a loop: when each piece of audio arrived, tasks for decodes and understanding (in the
+workers' threads, so the event loop only moves bytes and events), the load policy's say on partials and reads,
+and the events it sends.
 
-End of turn ([turn], assistant/turn/policy.py): at a pause inside an utterance the session reads the audio so
-far (a decode and a dry-run understanding that leaves the store and the conversation as they were) and tells
-the stream how much silence ends this turn. The stream waits for that answer, so the decision is taken where the
-pause began. When the turn ends in that pause with no voice since, the read's transcript is acted on without
-decoding again. Nothing is committed before a turn ends; speech that starts right after an early end may amend
-what that turn booked.
+End of turn ([turn]): at a pause inside an utterance the session reads what the turn model listens to (the words
+so far and a dry-run understanding that leaves the store and the conversation as they were, or the sound) and
+answers the turn taker, which sets the silence that ends this turn; the decision is taken where the pause began.
+When the turn ends in that pause with no voice since, the read's transcript is acted on without decoding again.
+Nothing is committed before a turn ends. Speech that starts soon after a turn ended reopens it: its audio is
+decoded from the start of the request, and the whole request replaces what the turn did (`Turn.reopens`).
 
 Fair share ([limits]): audio is admitted at most `audio_speed` times real time (plus a burst), and at most
 `max_queued_utterances` of a session's utterances wait for the recognizer; past the first the connection is
@@ -25,24 +26,13 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
 from assistant.audio.pcm import TARGET_RATE
-from assistant.audio.stream import (
-    PartialDue,
-    PauseDue,
-    StreamConfig,
-    StreamEvent,
-    UtteranceDropped,
-    UtteranceEnded,
-    UtteranceResumed,
-    UtteranceStarted,
-    VoiceStream,
-)
+from assistant.audio.stream import StreamConfig, VoiceStream
 from assistant.config import LimitsSettings
 from assistant.errors import LimitExceeded, ModelServerUnavailable, ProtocolError
 from assistant.events import (
@@ -58,12 +48,23 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
+from assistant.language.words import tail_after
 from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
 from assistant.server.limits import AudioAdmission
 from assistant.server.workers import Workers
 from assistant.text_pipeline import Turn, TurnOutcome
-from assistant.turn.policy import COMPLETE, TurnVerdict, acoustic_verdict, read_verdict
+from assistant.turn.models import SOUND, Reading
+from assistant.turn.taker import (
+    Decision,
+    PartialDue,
+    ReadDue,
+    SpeechDropped,
+    TurnBegan,
+    TurnEnded,
+    TurnTaker,
+    Verdict,
+)
 from assistant.zones import parse_reference, parse_zone
 
 __all__ = ["Session", "Send"]
@@ -71,16 +72,6 @@ __all__ = ["Session", "Send"]
 log = logging.getLogger(__name__)
 
 Send = Callable[[ServerEvent], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _Read:
-    """What was read at the latest pause of an utterance."""
-
-    utterance: int
-    speech_end_ms: int  # the last voiced frame of the audio read
-    text: str | None  # None: an acoustic verdict (Smart Turn), no transcript to reuse
-    verdict: TurnVerdict
 
 
 class Session:
@@ -100,6 +91,7 @@ class Session:
                                                             " (it tells languages apart where it hears two)"
                                                             if self.language == "auto" else ""))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
+        self.turns = TurnTaker(self.stream, workers.turn_model, workers.turn)
         self.workers = workers
         self.send = send
         self.limits = limits or LimitsSettings()
@@ -115,10 +107,7 @@ class Session:
         self._speaking = False  # counted among the workers' speakers
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
-        self._read: _Read | None = None  # the latest pause's read, while no voice came after it
-        self._heard: dict[int, str] = {}  # utterance -> the last text decoded of it (partial or read)
-        self._early_end_ms: int | None = None  # where the last turn ended early (a complete read)
-        self._amends: set[int] = set()  # utterances that began right after an early end
+        self._said: dict[int, str] = {}  # utterance -> the words its turn was acted on (what a reopening one adds to)
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
         self._told_unavailable: set[int] = set()  # utterances whose client heard that the model server is away
         # "auto" sessions: the language identified in each utterance's read or final, and the last one identified
@@ -143,68 +132,55 @@ class Session:
         if self._admission.refused(audio_s, arrived - self._began):
             raise LimitExceeded("too_fast", f"audio arrives faster than {self.limits.audio_speed:g} times real time "
                                 f"(after the first {self.limits.audio_burst_s:g} s); send it in real time")
-        await self._handle(self.stream.feed(pcm), arrived)
+        await self._handle(self.turns.feed(pcm), arrived)
 
     async def stop(self) -> None:
         """The client's audio ended: finish the open utterance and wait for every result."""
-        await self._handle(self.stream.finish(), time.monotonic())
+        await self._handle(self.turns.finish(), time.monotonic())
         if self._tasks:
             await asyncio.gather(*self._tasks)
 
-    async def _handle(self, events: list[StreamEvent], arrived: float) -> None:
+    async def _handle(self, decisions: list[Decision], arrived: float) -> None:
         fed_ms = self.stream.audio_ms - (self._arrivals[-1][0] if self._arrivals else 0)
         if fed_ms:
             self._arrivals.append((self.stream.audio_ms, arrived))
             self.workers.metrics.audio.inc(fed_ms / 1000)
-        pending = deque(events)
+        pending = deque(decisions)
         while pending:
-            event = pending.popleft()
-            if isinstance(event, UtteranceStarted):
+            decision = pending.popleft()
+            if isinstance(decision, TurnBegan):
                 self._set_speaking(True)
-                self._started(event)
-                await self.send(SpeechStart(event.utterance, event.start_ms))
-            elif isinstance(event, PartialDue):
-                self._partial(event)
-            elif isinstance(event, PauseDue):
-                verdict = await self._at_pause(event)  # the stream waits for it: decided where the pause began
-                pending.extend(self.stream.decide(verdict.hangover_ms if verdict else None))
-            elif isinstance(event, UtteranceResumed):
-                self._read = None  # the speaker went on: what was read at the pause is stale
-            elif isinstance(event, UtteranceEnded):
+                await self.send(SpeechStart(decision.utterance, decision.start_ms))
+            elif isinstance(decision, PartialDue):
+                self._partial(decision)
+            elif isinstance(decision, ReadDue):
+                reading = await self._at_pause(decision)  # the turn taker waits for it: decided where it began
+                pending.extend(self.turns.answer(reading))
+            elif isinstance(decision, Verdict):
+                verdict = decision.verdict
+                self.workers.metrics.turn_verdicts.labels(verdict.kind).inc()
+                await self.send(TurnEvent(decision.utterance, decision.at_ms, verdict.kind, verdict.hangover_ms,
+                                          verdict.reason, list(verdict.waiting_for)))
+            elif isinstance(decision, TurnEnded):
                 self._set_speaking(False)
-                self.latency.speech_ended(event.utterance, self._arrival(event.end_ms))
-                await self._emit(SpeechEnd(event.utterance, event.end_ms, event.forced))
-                self._ended(event)
-            elif isinstance(event, UtteranceDropped):
+                self.latency.speech_ended(decision.utterance, self._arrival(decision.end_ms))
+                await self._emit(SpeechEnd(decision.utterance, decision.end_ms, decision.forced))
+                self._ended(decision)
+            elif isinstance(decision, SpeechDropped):
                 self._set_speaking(False)
 
-    def _started(self, event: UtteranceStarted) -> None:
-        """Speech that starts soon after a turn ended early may amend what that turn did."""
-        if self._early_end_ms is not None and \
-                event.start_ms + self.stream.config.endpointer.pre_roll_ms - self._early_end_ms <= \
-                self.workers.turn.amend_ms:
-            self._amends.add(event.utterance)
-        self._early_end_ms = None
-
-    def _ended(self, event: UtteranceEnded) -> None:
-        """The turn is over: act on it, with the last read's transcript when no voice came after that read."""
-        read, self._read = self._read, None
-        if read is not None and (read.utterance, read.speech_end_ms) != (event.utterance, event.end_ms):
-            read = None  # read before voice that came later: stale
-        if read is not None and read.verdict.kind == COMPLETE and not event.forced:
-            self._early_end_ms = event.decided_ms
-        text = read.text if read is not None else None
-        self._heard.pop(event.utterance, None)
+    def _ended(self, ended: TurnEnded) -> None:
+        """The turn is over: act on it (with the last read's transcript when the turn ended in that pause)."""
         if self._waiting >= self.limits.max_queued_utterances:
-            self.latency.forget(event.utterance)
+            self.latency.forget(ended.utterance)
             self.workers.metrics.refused.labels("session_queue_full").inc()
             self._spawn(self._say(ErrorEvent(
-                "overloaded", f"utterance {event.utterance} was not processed: {self._waiting} of yours are still "
+                "overloaded", f"utterance {ended.utterance} was not processed: {self._waiting} of yours are still "
                               "waiting for the recognizer; send audio in real time")))
             return
         self._waiting += 1
         previous = self._last_turn
-        self._last_turn = self._spawn(self._understand(event.utterance, event.audio, text, previous))
+        self._last_turn = self._spawn(self._understand(ended, previous))
 
     def _arrival(self, audio_ms: int) -> float:
         """When the audio at `audio_ms` arrived: latency is measured from there, as a person experiences it."""
@@ -251,17 +227,20 @@ class Session:
         if latency is not None:
             await self.send(latency)
 
-    def _turn(self, text: str, *, preview: bool = False, amend: bool = False) -> Turn:
-        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview, amend=amend,
-                    owner=self.owner)
+    def _turn(self, text: str, *, preview: bool = False, reopens: int | None = None) -> Turn:
+        """A turn of this conversation; one that reopens an earlier turn whose words are known carries the words
+        it adds to them (`tail`)."""
+        said = self._said.get(reopens) if reopens is not None else None
+        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview,
+                    reopens=bool(said), tail=tail_after(said, text) if said else "", owner=self.owner)
 
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         try:
             text = await self._hear(utterance, audio, final=False)
             if not text or utterance != self.stream.utterance or not self.stream.in_speech:
                 return
-            self._heard[utterance] = text
-            outcome = await self.workers.act(self._turn(text, preview=True), self.id)  # the command forming
+            turn = self._turn(text, preview=True, reopens=self.turns.reopened(utterance))
+            outcome = await self.workers.act(turn, self.id)  # the command forming
         except (Overloaded, ModelServerUnavailable):
             return  # a partial is only a display: shed
         if utterance == self.stream.utterance and self.stream.in_speech:
@@ -273,27 +252,22 @@ class Session:
             return Partial(utterance, text)
         return Partial(utterance, text, outcome.intent, outcome.result.to_dict())
 
-    async def _at_pause(self, due: PauseDue) -> TurnVerdict | None:
-        """Read the utterance so far and say what silence ends this turn (None: the plain hangover)."""
+    async def _at_pause(self, due: ReadDue) -> Reading | None:
+        """Read what the turn model listens to at this pause (None: nothing read, the plain hangover)."""
         metrics = self.workers.metrics
         refused = self.workers.read_refused()
         if refused:
             metrics.turn_verdicts.labels("shed").inc()
             return None
         try:
-            text: str | None = None
-            if self.workers.turn.model == "smart-turn":
-                verdict = acoustic_verdict(await self.workers.turn_probability(due.audio, self.id),
-                                           self.workers.turn)
-            else:
-                text = await self._hear(due.utterance, due.audio, final=False, read=True)
-                outcome = await self.workers.act(self._turn(text, preview=True), self.id) if text.strip() else None
-                verdict = read_verdict(text, outcome.result if outcome else None,
-                                       outcome.confidence if outcome else 0.0, self._heard.get(due.utterance),
-                                       self.workers.turn)
-                self._heard[due.utterance] = text
-                if text.strip():
-                    await self.send(self._partial_event(due.utterance, text, outcome))
+            if self.turns.model.listens == SOUND:
+                return Reading(probability=await self.workers.turn_probability(due.audio, self.id))
+            text = await self._hear(due.utterance, due.audio, final=False, read=True)
+            if not text.strip():
+                return Reading(text)
+            outcome = await self.workers.act(self._turn(text, preview=True, reopens=due.reopens), self.id)
+            await self.send(self._partial_event(due.utterance, text, outcome))
+            return Reading(text, outcome.result, outcome.confidence)
         except (Overloaded, ModelServerUnavailable):  # a read is shed like a partial: the plain hangover
             metrics.turn_verdicts.labels("shed").inc()
             return None
@@ -301,27 +275,21 @@ class Session:
             log.exception("read at a pause failed")
             metrics.turn_verdicts.labels("failed").inc()
             return None
-        metrics.turn_verdicts.labels(verdict.kind).inc()
-        self._read = _Read(due.utterance, due.speech_end_ms, text, verdict)
-        await self.send(TurnEvent(due.utterance, due.at_ms, verdict.kind, verdict.hangover_ms, verdict.reason,
-                                  list(verdict.waiting_for)))
-        return verdict
 
-    async def _understand(self, utterance: int, audio: bytes, heard: str | None,
-                          previous: asyncio.Task[None] | None) -> None:
-        """Transcribe (unless the read at the turn's last pause heard it all), understand, act: after the
-        turn before it, so a quick "... for two hours" finds the booking it amends."""
+    async def _understand(self, ended: TurnEnded, previous: asyncio.Task[None] | None) -> None:
+        """Transcribe (unless the read at the turn's last pause heard it all), understand, act: after the turn
+        before it, so a turn that reopens it finds what it did."""
+        utterance = ended.utterance
         try:
-            text = await self._recognized(utterance, audio, heard)
+            text = await self._recognized(utterance, ended.audio, ended.heard)
             if previous is not None:
                 await asyncio.wait([previous])
-            amend = utterance in self._amends
-            self._amends.discard(utterance)
             await self._emit(Transcript(utterance, text, self._heard_in.pop(utterance, self.language)))
             if not text:
                 self.latency.forget(utterance)
                 return
-            turn = self._turn(text, amend=amend)
+            turn = self._turn(text, reopens=ended.reopens)
+            self._said = {**{u: t for u, t in self._said.items() if u > utterance - 4}, utterance: text}
             outcome = await self.workers.retrying(lambda: self.workers.act(turn, self.id),
                                                   self._model_waiting(utterance))
             if outcome.result is None:

@@ -21,6 +21,7 @@ from assistant.errors import ModelServerUnavailable
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
+from assistant.turn.models import turn_model
 from assistant.turn.policy import TurnSettings
 
 __all__ = ["Recognizer", "LanguageIdentifier", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
@@ -90,6 +91,7 @@ class Workers:
         self.policy = policy or LoadPolicy()
         self.metrics = metrics or ServerMetrics()
         self.turn = turn or TurnSettings()
+        self.turn_model = turn_model(self.turn)  # what each session's turn taker asks at a pause
         self.turn_detector = turn_detector
         # calls queued or running per worker ("asr", "nlu", and "asr_final", the finals among the asr ones)
         self.in_flight = {"asr": 0, "nlu": 0, "asr_final": 0, "turn": 0}

@@ -4,21 +4,23 @@ At a pause inside an utterance the server reads the audio so far (a decode and a
 committed) and asks this module what the reading means for the turn:
 
     complete    an executable command or an answerable question, confident, its words agreeing with the read
-                before it: end the turn after a short silence (`complete_ms`) and act on this reading
+                before it: end the turn after a short silence (`complete_ms`) and act on this reading; a booking
+                that could still grow (a start and no end or length said: "... at two [until four]") after a
+                longer one (`complete_open_ms`), chosen from measured curves (docs/turn-taking.md)
     incomplete  a required slot is missing, the words end in one that asks for more ("at", "for", "um"), or a
                 slot's words cannot be read (yet): hold the turn up to a long silence (`hold_ms`)
-    unsure      anything else (a rejection, a question about a doubtful time, a room conflict): the plain
-                hangover of [audio]
+    unsure      anything else (a rejection, a question about a doubtful time, a room conflict): `unsure_ms`,
+                or the plain hangover of [audio]
 
 No model, no I/O: a pure function of the reading, so the policy is tested with plain values.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from assistant.booking.results import Answer, Clarify, Command, Result
+from assistant.language.words import asks_for_more, words
 
 __all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "read_verdict", "acoustic_verdict",
            "transcripts_agree"]
@@ -26,16 +28,8 @@ __all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "r
 COMPLETE, INCOMPLETE, UNSURE = "complete", "incomplete", "unsure"
 TURN_MODELS = ("reading", "smart-turn", "hangover")
 
-# Words that ask for more when a request ends on them: prepositions before a slot, joins, fillers (whisper writes
-# a lone "um" as "M." or "Ah.").
-_ASKS_FOR_MORE = frozenset({
-    "a", "about", "ah", "an", "and", "around", "at", "between", "book", "but", "by", "can", "cancel", "could", "eh",
-    "er", "erm", "for", "from", "hm", "hmm", "in", "m", "maybe", "mm", "move", "next", "on", "or", "past",
-    "quarter", "reserve", "schedule", "so", "starting", "the", "this", "till", "to", "uh", "uhm", "um", "until",
-    "with",
-})
 _REQUIRED = frozenset({"room", "date", "start_time", "new_time", "end_time", "duration"})
-_WORDS = re.compile(r"[a-z0-9']+")
+_LENGTH = frozenset({"end_time", "duration"})  # a booking that says one of these cannot grow a length any more
 
 
 @dataclass(frozen=True)
@@ -45,9 +39,11 @@ class TurnSettings:
     model: str = "reading"  # reading (our schema) | smart-turn (acoustic, Smart Turn v3.2) | hangover (plain VAD)
     read_after_ms: int = 100  # silence inside an utterance before the words so far are read (or heard)
     complete_ms: int = 150  # silence that ends a turn read as complete
+    complete_open_ms: int = 800  # ... as complete, but a booking with a start and no end or length said
     hold_ms: int = 1300  # silence that ends a turn read as incomplete
     complete_confidence: float = 0.8  # a complete reading needs at least this intent probability
-    amend_ms: int = 1500  # speech starting this soon after an early end amends what that turn did
+    unsure_ms: int = 0  # silence that ends a turn read as unsure; 0: the [audio] hangover
+    amend_ms: int = 1500  # speech starting this soon after a turn ended reopens it (the whole request is read again)
     smart_turn_threshold: float = 0.5  # Smart Turn's probability of a finished turn above which it ends
 
 
@@ -63,30 +59,26 @@ class TurnVerdict:
                 "waiting_for": list(self.waiting_for)}
 
 
-def _words(text: str) -> list[str]:
-    return _WORDS.findall(text.lower())
-
-
 def transcripts_agree(previous: str | None, current: str) -> bool:
     """The earlier read of this utterance says what this one says as far as it went (its last word may have
     been cut mid-word): the recognizer is not rewriting the request. With no earlier read nothing disagrees."""
     if not previous:
         return True
-    before, now = _words(previous)[:-1], _words(current)
+    before, now = words(previous)[:-1], words(current)
     return now[: len(before)] == before
 
 
 def read_verdict(text: str, result: Result | None, confidence: float, previous: str | None,
                  settings: TurnSettings) -> TurnVerdict:
     """What a reading at a pause means for the turn. `result`: the dry run's result (None: nothing read)."""
-    words = _words(text)
-    if not words:  # voice with no words yet: a hesitation ("um" is often not transcribed at all)
+    if not words(text):  # voice with no words yet: a hesitation ("um" is often not transcribed at all)
         return TurnVerdict(INCOMPLETE, settings.hold_ms, "no words yet")
     missing: tuple[str, ...] = ()
     if isinstance(result, Clarify) and result.doubt is None and not result.options:
         missing = tuple(m for m in result.missing if m in _REQUIRED)
-    if words[-1] in _ASKS_FOR_MORE:
-        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"ends in \"{words[-1]}\"", missing)
+    last = asks_for_more(text)
+    if last is not None:
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"ends in \"{last}\"", missing)
     if missing:
         return TurnVerdict(INCOMPLETE, settings.hold_ms, "missing " + ", ".join(missing), missing)
     if isinstance(result, Clarify) and result.doubt is not None and result.doubt.get("check") == "unread":
@@ -96,10 +88,13 @@ def read_verdict(text: str, result: Result | None, confidence: float, previous: 
                            result.missing)
     if isinstance(result, Command | Answer) and confidence >= settings.complete_confidence:
         if not transcripts_agree(previous, text):
-            return TurnVerdict(UNSURE, None, "the transcript changed since the last read")
+            return TurnVerdict(UNSURE, settings.unsure_ms or None, "the transcript changed since the last read")
+        if isinstance(result, Command) and result.action == "book_meeting" and \
+                not _LENGTH & {slot for slot, _ in result.spans}:
+            return TurnVerdict(COMPLETE, settings.complete_open_ms, "a complete book_meeting with no end said")
         what = result.action if isinstance(result, Command) else "question"
         return TurnVerdict(COMPLETE, settings.complete_ms, f"a complete {what}")
-    return TurnVerdict(UNSURE, None, "not a complete request")
+    return TurnVerdict(UNSURE, settings.unsure_ms or None, "not a complete request")
 
 
 def acoustic_verdict(probability: float, settings: TurnSettings) -> TurnVerdict:

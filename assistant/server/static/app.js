@@ -311,7 +311,7 @@ function renderResult(card, result) {
   if (result.type === "command") {
     const c = result.command;
     const done = result.committed ? "done" : result.executable ? "not run" : "not possible";
-    title.textContent = `${ACTIONS[c.action] || c.action} · ${done}`;
+    title.textContent = `${ACTIONS[c.action] || c.action} · ${done}${c.amends ? " · changed" : ""}`;
     field(card, "Room", c.room.charAt(0).toUpperCase() + c.room.slice(1));
     field(card, "Day", day(c.start));
     field(card, "Time", `${clock(c.start)}–${clock(c.end)}`);
@@ -342,7 +342,9 @@ function renderResult(card, result) {
 function showResult(event) {
   const result = event.result;
   const card = $("card");
-  if (!card.classList.contains("empty")) { // the previous result moves down to "Earlier"
+  // a result that replaces the last one (the speaker went on after a pause) changes that card in place
+  const amends = result.amends || (result.command && result.command.amends);
+  if (!card.classList.contains("empty") && !amends) { // the previous result moves down to "Earlier"
     const item = document.createElement("li");
     item.append(...card.cloneNode(true).childNodes);
     item.className = card.className;
