@@ -11,7 +11,7 @@ the server's events).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -117,6 +117,10 @@ class TextPipeline:
         if turn.reopens:
             reopen = Reopen(turn.tail) if not isinstance(tail, Understanding) else \
                 Reopen(tail.text, tail.intent, tuple((s.name, s.text) for s in tail.slots), tail.confidence)
+            if isinstance(tail, Understanding) and not self.dialogue.reopens_request(turn.conversation, reopen,
+                                                                                     understood.intent):
+                # the new words are a request of their own: they are the turn, understood alone
+                return self._act(replace(turn, text=tail.text, reopens=False, tail=""), tail, commit)
         try:
             if guess is not None and self.dialogue.expects_answer(turn.conversation):
                 # "at 3 pm" alone is a weak request but a fine answer to "At what time?"

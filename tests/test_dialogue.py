@@ -342,9 +342,17 @@ def test_a_first_part_heard_as_another_room_is_undone_as_the_right_room_is_booke
 def test_new_words_that_are_a_request_of_their_own_are_a_new_turn(dialogue: Dialogue) -> None:
     made = _booked_at_three(dialogue)
     denali = (("room", "denali"), ("date", "tomorrow"), ("start_time", "nine"))
-    other = reopen(dialogue, "book everest tomorrow at three book denali tomorrow at nine", "book_meeting",
-                   [*_AT_THREE, *denali], Reopen("book denali tomorrow at nine", "book_meeting", denali, 0.99))
+    alone = Reopen("book denali tomorrow at nine", "book_meeting", denali, 0.99)
+    assert not dialogue.reopens_request("c1", alone, "book_meeting")  # so the new words are the turn:
+    other = say(dialogue, alone.text, alone.intent, list(alone.slots))
     assert isinstance(other, Command) and other.committed and other.room == "denali" and other.amends is None
+    question = Reopen("is fuji free on friday at ten", "check_availability", (("room", "fuji"),), 0.97)
+    assert not dialogue.reopens_request("c1", question, "book_meeting")  # another intent, another room
+    for part_of_it in (Reopen("for two hours", "book_meeting", (("duration", "two hours"),), 0.99),
+                       Reopen("and a half"), Reopen("actually make it four", "reschedule_meeting",
+                                                    (("new_time", "four"),), 0.95)):
+        assert dialogue.reopens_request("c1", part_of_it, "book_meeting"), part_of_it
+    assert not dialogue.reopens_request("nobody", Reopen("for two hours"), "book_meeting")
     assert dialogue.dispatcher.store.get(str(made.booking_id)) is not None  # the first booking stands
     # and without a reopened turn, a bare length is not taken as an amendment: it asks which room
     late = say(dialogue, "for two hours", "book_meeting", [("duration", "two hours")])

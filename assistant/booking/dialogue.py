@@ -205,28 +205,25 @@ class Dialogue:
              *, commit: bool, unsure: bool = False, owner: str | None = None, reopen: Reopen | None = None) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
         book is proposed, not booked. `reopen`: the speaker went on right after the last turn ended, and `text`
-        (with its intent and slots) is the whole request heard again: it replaces what the last turn did (the
-        booking it made is moved, stretched or given more, in one store transaction; the question it asked is
-        answered), unless the new words alone are a correction of that booking ("actually, make it three") or a
-        request of their own ("... and cancel my 3 pm"), which they then are.
+        (with its intent and slots) is the whole request heard again (`reopens_request` said so): it replaces what
+        the last turn did (the booking it made is moved, stretched or given more, in one store transaction; the
+        question it asked is answered), or, when the new words alone correct that booking ("actually, make it
+        three"), they change it.
         `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only)."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
         just_booked, state.just_booked = state.just_booked, None
-        changed_other, state.changed_other = state.changed_other, False
-        if reopen is not None:
+        state.changed_other = False
+        if reopen is not None:  # the caller asked `reopens_request` first: this turn takes the request back up
             if just_booked is not None and _CORRECTION.search(reopen.text):
                 amended = self._amend(state, just_booked, reopen.text, reopen.slots, now, commit, key)
                 if amended is not None:
                     return amended
-            if not changed_other and not self._new_request(state, reopen) and \
-                    (just_booked is None or intent == "book_meeting"):
-                # the whole request again: from where the conversation stood before the last turn
-                self._restore(state)
-                replacing = self.dispatcher.store.get(just_booked) if just_booked else None
-                return self._respond(state, conversation_id, text.strip(), intent, slots, now, commit, unsure, owner,
-                                     key, replacing)
-            text, intent, slots = reopen.text, reopen.intent, reopen.slots  # a request of its own: the new words
+            # the whole request again: from where the conversation stood before the last turn
+            self._restore(state)
+            replacing = self.dispatcher.store.get(just_booked) if just_booked else None
+            return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now),
+                                 now, commit, unsure, owner, key, replacing)
         state.before = _Pending(state.intent, dict(state.slots), state.missing, state.any_room,
                                 copy.deepcopy(state.proposal), state.last_booking)
         return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
@@ -249,15 +246,25 @@ class Dialogue:
         kept = [(name, value) for name, value in slots if value in head and name not in kinds]
         return kept + said
 
-    def _new_request(self, state: Conversation, reopen: Reopen) -> bool:
-        """The new words alone are a confident request for something else than the last turn's, or in another
-        room: "Book Fuji at two" [pause] "and cancel my 3 pm in Everest"."""
+    def reopens_request(self, conversation_id: str, reopen: Reopen, intent: str) -> bool:
+        """Whether a turn that continues the last one (`reopen`: its new words alone; `intent`: the whole
+        request's) takes that request back up, or is a request of its own, to be acted on as the new words alone:
+        they confidently ask for something else or name a room ("Book Fuji at two" [pause] "is Denali free at
+        three?", "book Everest on Friday too"); or the last turn cancelled or moved a booking (not replaceable), or
+        booked one and the whole request is no booking. A correction of the booking just made ("actually, make it
+        three") always takes it back up."""
+        state = self.conversations.get(conversation_id)
+        if state is None:
+            return False  # nothing to take up (a new or expired conversation): the whole request is the turn
+        if state.just_booked is not None and _CORRECTION.search(reopen.text):
+            return True
+        if state.changed_other or (state.just_booked is not None and intent != "book_meeting"):
+            return False
         if reopen.intent == "out_of_scope" or reopen.confidence < _NEW_REQUEST_CONFIDENCE or \
                 not reopen.slots or is_fragment(reopen.text, reopen.slots):
-            return False
-        rooms = {match.room.key for name, value in reopen.slots
-                 if name == "room" and (match := self.rooms.match(value)) is not None}
-        return reopen.intent != state.last_intent or bool(rooms - {state.last_room})
+            return True
+        return reopen.intent == state.last_intent and not any(
+            name == "room" and self.rooms.match(value) is not None for name, value in reopen.slots)
 
     @staticmethod
     def _restore(state: Conversation) -> None:
