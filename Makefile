@@ -75,7 +75,7 @@ bench-scale: install-test
 	  --json docs/benchmarks/e2e-cpu-layouts.json --plot docs/benchmarks/e2e-cpu-layouts.png
 
 # the four default policies, Smart Turn, and the reading with longer holds (the curve [turn] is chosen from)
-TURN_POLICIES ?= hangover-300,hangover-500,hangover-800,smart-turn,reading,reading:open=450,reading:open=800,reading:open=800+unsure=700
+TURN_POLICIES ?= hangover-300,hangover-500,hangover-800,smart-turn,reading,reading:open=150,reading:open=450,reading:open=800+unsure=700
 bench-turns: install-test
 	$(VENV)/bin/assistant bench turns --policies $(TURN_POLICIES) \
 	  --json docs/benchmarks/turns-cpu.json --plot docs/benchmarks/turns-cpu.png

@@ -171,12 +171,14 @@ def _one_booking_as_meant(url: str, item: dict[str, Any], conversation: str) -> 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("file", "changes", "ended_by"), [
-    # "Book Denali tomorrow at ten." is a complete booking: the turn ends early, "For an hour and a half." reopens it
-    ("c02.wav", None, "complete"),
+    # "Book Denali tomorrow at ten." is a complete booking, ended after 150 ms (configs/gpu.toml's complete_open_ms):
+    # the turn ends early and books, "For an hour and a half." reopens it
+    ("c02.wav", {"complete_open_ms = 800": "complete_open_ms = 150"}, "complete"),
     # the plain hangover (no reads) ends every pause: "Book Fuji on Friday at two" [700 ms] "until four."
     ("c01.wav", {'model = "reading"': 'model = "hangover"'}, "hangover"),
     # "Book Fuji" is held for what it lacks, here only 500 ms: the 800 ms pause ends it held, the rest reopens it
-    ("p04.wav", {"hold_ms = 1300": "hold_ms = 500"}, "incomplete"),
+    ("p04.wav", {"hold_ms = 1300": "hold_ms = 500", "complete_open_ms = 800": "complete_open_ms = 500"},
+     "incomplete"),
 ])
 def test_speech_after_a_turn_ended_reopens_it_and_leaves_one_right_booking(
         tmp_path: Path, meeting_model: NLUModel, file: str, changes: dict[str, str] | None, ended_by: str) -> None:
@@ -185,7 +187,10 @@ def test_speech_after_a_turn_ended_reopens_it_and_leaves_one_right_booking(
         ends = [e for e in events if e["type"] == "speech_end"]
         assert len(ends) == 2, ends  # the first piece's turn ended, and the second reopened it
         results = _results(events)
-        assert results[-1]["command"].get("amends") or len(results) == 1, results
+        made = [r["command"]["booking_id"] for r in results[:-1] if r["type"] == "command" and r["committed"]]
+        assert results[-1]["command"].get("amends") == (made[0] if made else None), results  # replaced, not beside
+        first = [e["verdict"] for e in events if e["type"] == "turn" and e["utterance"] == 1]
+        assert (first[-1] if first else "hangover") == ended_by, first  # how the first part's turn ended
         if ended_by == "complete":
             assert results[0]["type"] == "command" and results[0]["committed"]  # booked, then replaced
             assert results[-1]["command"]["amends"] == results[0]["command"]["booking_id"]
@@ -215,4 +220,4 @@ def test_a_new_request_right_after_a_turn_stays_a_new_turn(tmp_path: Path, meeti
         assert results[1]["room"] == "denali" and "amends" not in results[1]
         with urllib.request.urlopen(url.replace("ws://", "http://") + "/api/day?date=2026-12-03&tz=Europe/Berlin"
                                     ) as page:
-            assert [b["booking_id"] for b in json.loads(page.read())["bookings"]] == [booking["booking_id"]]
+            assert [b["id"] for b in json.loads(page.read())["bookings"]] == [booking["booking_id"]]

@@ -186,7 +186,7 @@ def plot_turns(points: Sequence[dict[str, Any]], path: Path, title: str) -> None
         ax.set_ylim(0, 105)
         ax.set_xlim(0, max([s["wait"]["p50_ms"] for _, s in scored] or [1.0]) * 1.1)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="center right")
+        ax.legend(fontsize=7, loc="best")
         ax.set_title(f"{split} split", fontsize=9)
     fig.suptitle(textwrap.fill(title, 110), fontsize=9)
     fig.tight_layout()
