@@ -21,11 +21,12 @@ from assistant.booking.results import Rejected, Result
 from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booking, BookingStore
 from assistant.domain import OUT_OF_SCOPE
+from assistant.language.words import tail_after
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
 from assistant.nlu.routing import LanguageRoutedParser
 from engines.base import BackendInfo
 
-__all__ = ["Turn", "TurnOutcome", "DayBookings", "TextPipeline"]
+__all__ = ["Turn", "TurnOutcome", "DayBookings", "TextPipeline", "spoken_turn"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,14 @@ class Turn:
     reopens: bool = False
     tail: str = ""
     owner: str | None = None  # who speaks (a token's identity or the conversation): owns what it books; None: local
+
+
+def spoken_turn(text: str, conversation: str, now: datetime, earlier: str | None, *, preview: bool = False,
+                owner: str | None = None) -> Turn:
+    """A turn of speech; `earlier`: the words of the turn it reopens (None: it reopens none), so it carries the
+    words it adds to them. The session and `bench turns` make their turns here alike."""
+    return Turn(text, conversation, now, preview=preview, reopens=bool(earlier),
+                tail=tail_after(earlier, text) if earlier else "", owner=owner)
 
 
 @dataclass(frozen=True)

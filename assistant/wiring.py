@@ -32,6 +32,7 @@ from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.server.batcher import BatchPolicy
 from assistant.server.workers import LoadPolicy, Recognizer, Workers
 from assistant.text_pipeline import TextPipeline
+from assistant.turn.models import NOTHING, SOUND, turn_model
 from engines.base import BackendOptions, NLUBackend, ShapeProfile
 from engines.registry import create_backend, create_best_backend
 
@@ -169,7 +170,7 @@ def recognizer_hotwords(settings: Settings, language: str = "en") -> str | None:
 def stream_config(settings: Settings) -> StreamConfig:
     """[audio] and [turn]: with a turn model the endpointer reports pauses, where the turn is read or heard."""
     audio = settings.audio
-    pause_ms = 0 if settings.turn.model == "hangover" else settings.turn.read_after_ms
+    pause_ms = 0 if turn_model(settings.turn).listens == NOTHING else settings.turn.read_after_ms
     endpointer = EndpointerConfig(pre_roll_ms=audio.pre_roll_ms, hangover_ms=audio.hangover_ms,
                                   min_speech_ms=audio.min_speech_ms, max_utterance_ms=audio.max_utterance_ms,
                                   pause_ms=pause_ms)
@@ -284,7 +285,7 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
                   f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")
     detector = None
-    if settings.turn.model == "smart-turn":
+    if turn_model(settings.turn).listens == SOUND:
         from assistant.turn.smart_turn import SmartTurn
 
         detector = SmartTurn()

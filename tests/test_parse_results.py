@@ -177,8 +177,7 @@ def test_speech_right_after_a_turn_replaces_it_through_the_real_model(settings: 
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from assistant.language.words import tail_after
-    from assistant.text_pipeline import Turn
+    from assistant.text_pipeline import spoken_turn
     from assistant.wiring import build_text_pipeline
 
     pipeline = build_text_pipeline(settings, tmp_path / "b.sqlite", parser=parser)
@@ -187,8 +186,7 @@ def test_speech_right_after_a_turn_replaces_it_through_the_real_model(settings: 
 
     def say(text: str) -> dict[str, Any]:
         nonlocal said
-        tail = tail_after(said, text) if said else ""
-        outcome = pipeline.act_many([Turn(text, "c1", now, reopens=bool(said), tail=tail)], commit=True)[0]
+        outcome = pipeline.act_many([spoken_turn(text, "c1", now, said or None)], commit=True)[0]
         assert outcome.result is not None, outcome.failure
         said = text
         return outcome.result.to_dict()

@@ -39,8 +39,7 @@ from tqdm import tqdm
 from assistant.audio.stream import VoiceStream
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
-from assistant.language.words import tail_after
-from assistant.text_pipeline import TextPipeline, Turn
+from assistant.text_pipeline import TextPipeline, Turn, spoken_turn
 from assistant.turn.models import SOUND, Reading, turn_model
 from assistant.turn.policy import TurnSettings
 from assistant.turn.taker import ReadDue, TurnEnded, TurnTaker
@@ -222,9 +221,7 @@ class _Runner:
     @staticmethod
     def _turn(text: str, now: datetime, said: dict[int, str], reopens: int | None, preview: bool = False) -> Turn:
         """As the session makes it: a turn that reopens one whose words are known carries the words it adds."""
-        earlier = said.get(reopens) if reopens is not None else None
-        return Turn(text, "bench", now, preview=preview, reopens=bool(earlier),
-                    tail=tail_after(earlier, text) if earlier else "")
+        return spoken_turn(text, "bench", now, said.get(reopens) if reopens is not None else None, preview=preview)
 
     def _ended(self, ended: TurnEnded, item: TurnItem, out: _TurnRun, pipeline: TextPipeline, now: datetime,
                said: dict[int, str], read_ready: float) -> None:

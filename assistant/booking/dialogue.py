@@ -45,7 +45,7 @@ _CORRECTION = re.compile(r"^\W*(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean
 # where it begins
 _CORRECTION_INSIDE = re.compile(r"[,.;!?]\s+(?=(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean|make (?:it|that)|"
                                 r"rather|no\W+\w)|[\w\s]+\binstead\W*$)|[，。；]\s*(?=改成|改到|换成|不是)", re.I)
-_NEW_REQUEST_CONFIDENCE = 0.8  # new words alone at least this sure of another intent are a request of their own
+_NEW_REQUEST_CONFIDENCE = 0.8  # new words alone this sure of a request (another intent, a room) are one of their own
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
                             r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
                             r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
@@ -142,8 +142,8 @@ class Conversation:
     last_booking: str | None = None  # what "undo" cancels
     just_booked: str | None = None  # the booking the last turn made or amended (what a reopened turn replaces)
     changed_other: bool = False  # the last turn cancelled or moved a booking (a reopened turn cannot replace that)
-    last_intent: str | None = None  # what the last turn asked for, and in which room: new words after it that ask
-    last_room: str | None = None  # ... for something else are a request of their own
+    last_intent: str | None = None  # what the last turn asked for: new words after it that ask for another thing
+                                    # are a request of their own
     before: _Pending | None = None  # the pending state before the last turn (what a reopened turn starts from)
     last_seen: datetime | None = None  # the last turn's reference time
     active: float = 0.0  # time.monotonic() of the last turn: what eviction goes by (reference times may be fixed)
@@ -325,8 +325,6 @@ class Dialogue:
         self._remember(state, intent, slots, carried, result, unknown_room=request.room_said is not None)
         state.any_room = request.any_room if isinstance(result, Clarify) else False
         state.last_intent = intent
-        state.last_room = request.room.room.key if request.room else result.room if isinstance(result, Command) \
-            else None
         return result
 
     def _withdraw_unless_replaced(self, replacing: Booking, result: Result, commit: bool, key: str) -> Result:
@@ -363,7 +361,7 @@ class Dialogue:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
             state.just_booked = booking.id
-        state.last_intent, state.last_room = "book_meeting", booking.room
+        state.last_intent = "book_meeting"
         return result
 
     @staticmethod

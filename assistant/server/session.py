@@ -48,12 +48,11 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
-from assistant.language.words import tail_after
 from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
 from assistant.server.limits import AudioAdmission
 from assistant.server.workers import Workers
-from assistant.text_pipeline import Turn, TurnOutcome
+from assistant.text_pipeline import Turn, TurnOutcome, spoken_turn
 from assistant.turn.models import SOUND, Reading
 from assistant.turn.taker import (
     Decision,
@@ -230,9 +229,9 @@ class Session:
     def _turn(self, text: str, *, preview: bool = False, reopens: int | None = None) -> Turn:
         """A turn of this conversation; one that reopens an earlier turn whose words are known carries the words
         it adds to them (`tail`)."""
-        said = self._said.get(reopens) if reopens is not None else None
-        return Turn(text, self.conversation, self.now or datetime.now(self.zone), preview=preview,
-                    reopens=bool(said), tail=tail_after(said, text) if said else "", owner=self.owner)
+        earlier = self._said.get(reopens) if reopens is not None else None
+        return spoken_turn(text, self.conversation, self.now or datetime.now(self.zone), earlier, preview=preview,
+                           owner=self.owner)
 
     async def _decode_partial(self, utterance: int, audio: bytes) -> None:
         try:

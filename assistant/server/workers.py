@@ -21,7 +21,7 @@ from assistant.errors import ModelServerUnavailable
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
-from assistant.turn.models import turn_model
+from assistant.turn.models import WORDS, turn_model
 from assistant.turn.policy import TurnSettings
 
 __all__ = ["Recognizer", "LanguageIdentifier", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
@@ -257,7 +257,7 @@ class Workers:
         if self.in_flight["asr_final"] or self.in_flight["asr"] >= self.policy.asr.max_batch:
             return "busy"  # a final is waiting or running (it goes first), or the recognizer is full
         slow = self.decode_s * 1e3 > self.policy.partial_budget_ms
-        if slow and self.turn.model == "reading":
+        if slow and self.turn_model.listens == WORDS:
             return "reads_first"  # a partial running when the speaker pauses would delay the read there
         if slow and self.speakers - caller_speaking > 0:
             return "others_speaking"
