@@ -107,6 +107,28 @@ def test_the_page_shows_the_turn_held_for_the_time_then_the_booking(own_server: 
         browser.close()
 
 
+def test_the_page_shows_a_reopened_request_as_its_booking_changing(own_server: str, tmp_path: Path) -> None:
+    """"Book Denali on Friday at one for an hour," [500 ms] "um, ... with Tom.": the complete booking ends the
+    turn at the first pause and is booked; the speech after it reopens the request, and the page changes that card
+    in place ("changed") instead of adding a second one below it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    microphone = _looped(DATA / "pauses" / "c08.wav", tmp_path)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
+        page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
+        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
+        page.get_by_role("button", name="Start talking").click()
+        card = page.locator("#card")
+        expect(card.locator(".card-title")).to_have_text("Book · done · changed", timeout=60_000)
+        expect(card.locator(".field-room")).to_have_text("Denali")
+        expect(card.locator(".field-time")).to_have_text("13:00–14:00")
+        assert page.locator("#history li").count() == 0  # changed in place: the first card was not kept beside it
+        expect(page.locator(".day-row[data-room=denali] .day-booking")).to_have_count(1)  # one booking
+        browser.close()
+
+
 @pytest.mark.parametrize("chosen", ["zh", "auto"])
 def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(own_server: str, tmp_path: Path,
                                                                                chosen: str) -> None:

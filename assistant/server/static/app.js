@@ -311,11 +311,14 @@ function renderResult(card, result) {
   if (result.type === "command") {
     const c = result.command;
     const done = result.committed ? "done" : result.executable ? "not run" : "not possible";
-    title.textContent = `${ACTIONS[c.action] || c.action} · ${done}${c.amends ? " · changed" : ""}`;
+    // a booking changed because the speaker went on is shown as the booking it now is, not as a move
+    const changed = Boolean(c.amends);
+    const [start, end] = changed && c.new_start ? [c.new_start, c.new_end] : [c.start, c.end];
+    title.textContent = `${ACTIONS[changed ? "book_meeting" : c.action] || c.action} · ${done}${changed ? " · changed" : ""}`;
     field(card, "Room", c.room.charAt(0).toUpperCase() + c.room.slice(1));
-    field(card, "Day", day(c.start));
-    field(card, "Time", `${clock(c.start)}–${clock(c.end)}`);
-    if (c.new_start) field(card, "Moved to", `${day(c.new_start)} ${clock(c.new_start)}–${clock(c.new_end)}`);
+    field(card, "Day", day(start));
+    field(card, "Time", `${clock(start)}–${clock(end)}`);
+    if (c.new_start && !changed) field(card, "Moved to", `${day(c.new_start)} ${clock(c.new_start)}–${clock(c.new_end)}`);
     if (c.title) field(card, "Title", c.title);
     if (c.attendees && c.attendees.length) field(card, "With", c.attendees.join(", "));
     if (!result.executable && result.reason) field(card, "Why", result.reason);
