@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import os
 import wave
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
@@ -36,6 +42,21 @@ def _looped(source: Path, tmp_path: Path) -> Path:
         out.setparams(params)
         out.writeframes(b"\x00\x00" * (rate // 2) + pcm + b"\x00\x00" * (10 * rate))
     return path
+
+
+@contextmanager
+def _talking(server: str, microphone: Path) -> Iterator[Page]:
+    """The page of `server` in Chromium, its microphone playing `microphone`, after *Start talking* was pressed."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
+        page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
+        page.goto(f"{server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
+        page.get_by_role("button", name="Start talking").click()
+        yield page
+        browser.close()
 
 
 @pytest.fixture()
@@ -88,15 +109,9 @@ def test_speaking_into_the_page_books_the_room_and_shows_every_stage(own_server:
 def test_the_page_shows_the_turn_held_for_the_time_then_the_booking(own_server: str, tmp_path: Path) -> None:
     """"Book Everest tomorrow at" [600 ms] "ten a.m. for an hour.": while the speaker pauses after "at" the
     page says what the turn waits for; the booking comes once the request is complete."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    microphone = _looped(DATA / "pauses" / "p01.wav", tmp_path)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
-        page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
-        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
-        page.get_by_role("button", name="Start talking").click()
+    with _talking(own_server, _looped(DATA / "pauses" / "p01.wav", tmp_path)) as page:
         turn = page.locator("#turn")
         expect(turn).to_have_attribute("data-verdict", "incomplete", timeout=30_000)
         expect(turn).to_have_text("waiting for the time...")
@@ -104,29 +119,21 @@ def test_the_page_shows_the_turn_held_for_the_time_then_the_booking(own_server: 
         card = page.locator("#card")
         expect(card.locator(".field-time")).to_have_text("10:00–11:00", timeout=60_000)
         expect(card.locator(".card-title")).to_have_text("Book · done")
-        browser.close()
 
 
 def test_the_page_shows_a_reopened_request_as_its_booking_changing(own_server: str, tmp_path: Path) -> None:
     """"Book Denali on Friday at one for an hour," [500 ms] "um, ... with Tom.": the complete booking ends the
     turn at the first pause and is booked; the speech after it reopens the request, and the page changes that card
     in place ("changed") instead of adding a second one below it."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    microphone = _looped(DATA / "pauses" / "c08.wav", tmp_path)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
-        page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
-        page.goto(f"{own_server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
-        page.get_by_role("button", name="Start talking").click()
+    with _talking(own_server, _looped(DATA / "pauses" / "c08.wav", tmp_path)) as page:
         card = page.locator("#card")
         expect(card.locator(".card-title")).to_have_text("Book · done · changed", timeout=60_000)
         expect(card.locator(".field-room")).to_have_text("Denali")
         expect(card.locator(".field-time")).to_have_text("13:00–14:00")
         assert page.locator("#history li").count() == 0  # changed in place: the first card was not kept beside it
         expect(page.locator(".day-row[data-room=denali] .day-booking")).to_have_count(1)  # one booking
-        browser.close()
 
 
 @pytest.mark.parametrize("chosen", ["zh", "auto"])
