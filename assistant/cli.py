@@ -309,7 +309,9 @@ def _cmd_bench_nlu(args: argparse.Namespace) -> int:
 def _cmd_bench_voice(args: argparse.Namespace) -> int:
     from assistant.bench.voice import VoiceBenchOptions, run_voice_bench
 
-    return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language))
+    voices = tuple(v.strip() for v in args.voices.split(",") if v.strip()) if args.voices else ()
+    return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
+                                             args.config, args.asr_model, args.plot, args.limit))
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
@@ -500,12 +502,20 @@ def _parser() -> argparse.ArgumentParser:
                           "alone, one request at a time, on the first backend")
     nlu.set_defaults(func=_cmd_bench_nlu)
 
-    voice = bench.add_parser("voice", help="voice-to-action latency of the spoken corpus, real time")
+    voice = bench.add_parser("voice", help="the spoken corpus voice by voice, real time: exact, asked, wrong "
+                                           "bookings, voice-to-action latency")
     corpus = Path(__file__).resolve().parent.parent / "tests" / "data" / "corpus"
-    voice.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
-    voice.add_argument("--url", help="an already running server (default: start one with a throwaway store)")
-    voice.add_argument("--store", type=Path, help="booking file for the spawned server (default: a throwaway one)")
+    voice.add_argument("--corpus", type=Path, default=corpus,
+                       help="requests.json + WAVs, voices.json naming its voices (default: the test corpus)")
+    voice.add_argument("--voices", help="comma-separated voices of the corpus (default: all)")
+    voice.add_argument("--config", type=Path, help="the spawned servers' config (default: configs/default.toml)")
+    voice.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="the spawned servers' speech model")
+    voice.add_argument("--url", help="an already running server, one voice (default: one server per voice, each "
+                                     "with a throwaway store)")
+    voice.add_argument("--store", type=Path, help="booking file for the spawned server (one voice)")
     voice.add_argument("--json", type=Path, help="write the report here")
+    voice.add_argument("--plot", type=Path, help="write a PNG of the verdicts and latency per voice here")
+    voice.add_argument("--limit", type=int, help="only the first N requests of the corpus")
     voice.add_argument("--language", choices=["en", "zh", "auto"], default="en",
                        help="the sessions' language (default: en; tests/data/corpus_zh is Chinese)")
     voice.set_defaults(func=_cmd_bench_voice)

@@ -104,3 +104,54 @@ def test_bench_turns_scores_every_policy_on_the_same_turns(tmp_path: Path) -> No
     assert points["reading"]["false_cutoffs"] == 0 and points["reading"]["right"] == 2
     assert points["hangover-300"]["reads_per_turn"] == 0 and points["reading"]["reads_per_turn"] >= 2
     assert (tmp_path / "turns.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+JUDGED = {"intent": "book_meeting", "room": "denali", "start": "2026-12-03T09:00:00+01:00",
+          "end": "2026-12-03T10:00:00+01:00"}
+
+
+@pytest.mark.parametrize(("intent", "result", "verdict"), [
+    ("book_meeting", {"type": "command", "committed": True, "command": {
+        "action": "book_meeting", "room": "denali", "start": JUDGED["start"], "end": JUDGED["end"]}}, "exact"),
+    ("book_meeting", {"type": "command", "committed": True, "command": {
+        "action": "book_meeting", "room": "olympus", "start": JUDGED["start"], "end": JUDGED["end"]}},
+     "wrong_booking"),
+    ("book_meeting", {"type": "command", "committed": True, "command": {
+        "action": "book_meeting", "room": "denali", "start": JUDGED["start"], "end": "2026-12-03T09:19:00+01:00"}},
+     "wrong_booking"),
+    ("book_meeting", {"type": "clarify", "missing": ["room"]}, "asked"),
+    ("out_of_scope", {"type": "rejected"}, "wrong"),
+    (None, None, "wrong"),
+])
+def test_the_voice_bench_judges_what_a_request_left_behind(intent: str | None, result: dict[str, object] | None,
+                                                           verdict: str) -> None:
+    from assistant.bench.voice import judge
+
+    assert judge(JUDGED, intent, result) == verdict
+
+
+def test_the_voice_bench_judges_a_booking_from_no_booking_request_wrong() -> None:
+    from assistant.bench.voice import judge
+
+    booked = {"type": "command", "committed": True, "command": {"action": "book_meeting", "room": "fuji"}}
+    assert judge({"intent": "out_of_scope"}, "book_meeting", booked) == "wrong_booking"
+    assert judge({"intent": "out_of_scope"}, "out_of_scope", {"type": "rejected"}) == "exact"
+    assert judge({"intent": "cancel_meeting"}, "cancel_meeting", {"type": "command", "command": {
+        "action": "cancel_meeting"}}) == "exact"
+
+
+@pytest.mark.usefixtures("meeting_model")
+def test_bench_voice_reports_each_voice_with_its_split(tmp_path: Path) -> None:
+    out, plot = tmp_path / "voice.json", tmp_path / "voice.png"
+    proc = subprocess.run([sys.executable, "-m", "assistant", "bench", "voice", "--voices", "hibari,espeak",
+                           "--limit", "2", "--json", str(out), "--plot", str(plot)],
+                          capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    voices = json.loads(out.read_text())["voices"]
+    assert [(v["voice"], v["split"], v["requests"]) for v in voices] == [("hibari", "tune", 2),
+                                                                         ("espeak", "untuned", 2)]
+    for voice in voices:
+        assert sum(voice[k] for k in ("exact", "asked", "wrong", "wrong_booking")) == 2
+        assert [u["file"] for u in voice["utterances"]] == ["r01.wav", "r02.wav"] and voice["latency"]["n"] >= 2
+    assert voices[0]["exact"] == 2  # hibari, the voice everything was tuned on
+    assert plot.stat().st_size > 10_000

@@ -562,3 +562,36 @@ def test_a_room_that_matches_nothing_is_asked_about_and_not_carried(dialogue: Di
     unknown("c2")
     named = say(dialogue, "德纳利", "out_of_scope", [], conv="c2")
     assert isinstance(named, Command) and named.committed and named.room == "denali"
+
+
+def test_a_room_matched_by_sound_beside_the_named_one_is_never_booked(dialogue: Dialogue) -> None:
+    # tiny.en: "can you buck, Denali for tomorrow at 9" tagged "buck" (0.81) and "Denali" (0.99) as rooms
+    r = say(dialogue, "can you buck, Denali for tomorrow at 9", "book_meeting",
+            [("room", "buck"), ("room", "Denali"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(r, Command) and r.committed and r.room == "denali", r
+
+
+def test_a_room_found_only_by_sound_is_proposed_and_yes_books_it(dialogue: Dialogue) -> None:
+    slots = [("room", "Dinally"), ("date", "tomorrow"), ("start_time", "9 am"), ("duration", "an hour")]
+    r = say(dialogue, "book Dinally tomorrow at 9 am for an hour", "book_meeting", slots)
+    assert isinstance(r, Clarify) and r.missing == ("room",) and r.question.startswith("Did you mean Denali")
+    assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []
+    yes = say(dialogue, "yes", "out_of_scope", [])
+    assert isinstance(yes, Command) and yes.committed and yes.room == "denali"
+    assert yes.start.isoformat() == "2026-12-03T09:00:00+01:00" and yes.end.isoformat() == "2026-12-03T10:00:00+01:00"
+
+
+def test_a_room_found_only_by_sound_is_put_right_by_naming_it(dialogue: Dialogue) -> None:
+    slots = [("room", "buck"), ("date", "tomorrow"), ("start_time", "9 am"), ("duration", "an hour")]
+    r = say(dialogue, "book buck tomorrow at 9 am for an hour", "book_meeting", slots)
+    assert isinstance(r, Clarify) and "Olympus" in r.question
+    named = say(dialogue, "Fuji", "out_of_scope", [("room", "Fuji")])
+    assert isinstance(named, Command) and named.committed and named.room == "fuji"
+
+
+def test_two_rooms_named_are_asked_about(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book fuji or denali tomorrow at 9", "book_meeting",
+            [("room", "fuji"), ("room", "denali"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(r, Clarify) and r.missing == ("room",) and "Fuji, Denali" in r.question
+    r = say(dialogue, "denali", "out_of_scope", [("room", "denali")])
+    assert isinstance(r, Command) and r.committed and r.room == "denali"

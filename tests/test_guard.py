@@ -120,3 +120,51 @@ def test_max_hours_is_the_configured_limit(tmp_path: Path) -> None:
     result = book(strict, "book everest tomorrow at 9 for two hours", [("start_time", "9"), ("duration", "two hours")])
     assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "too_long"
     store.close()
+
+
+@pytest.mark.parametrize(("room", "offered"), [("buck", "Olympus"), ("Dinally", "Denali"), ("Denally", "Denali"),
+                                               ("马特红风", "Matterhorn")])
+def test_the_room_check_trips_on_a_room_found_only_by_sound(dialogue: Dialogue, room: str, offered: str) -> None:
+    result = dialogue.turn("c", f"book {room} tomorrow at 9 for an hour", "book_meeting",
+                           [("room", room), ("date", "tomorrow"), ("start_time", "9"), ("duration", "an hour")], NOW,
+                           commit=True)
+    assert_valid_result(result.to_dict())
+    assert isinstance(result, Clarify) and result.doubt == {"check": "room", "slots": ["room"], "said": room}
+    assert offered in result.question and "09:00-10:00" in result.question  # (in Chinese for 马特红风)
+    assert result.options == ({"room": offered.lower(), "start": "2026-12-03T09:00:00+01:00",
+                               "end": "2026-12-03T10:00:00+01:00"},)
+    assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []  # never executed
+
+
+def test_a_time_doubt_never_offers_a_room_found_only_by_sound(dialogue: Dialogue) -> None:
+    result = dialogue.turn("c", "book buck tomorrow at a quarter past 3pm", "book_meeting",
+                           [("room", "buck"), ("date", "tomorrow"), ("start_time", "a"),
+                            ("end_time", "quarter past 3pm")], NOW, commit=True)
+    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "not_a_time"
+    assert result.options == ()  # "yes" would have booked Olympus, which was never said
+
+
+def test_a_teen_length_is_asked_and_the_ty_reading_offered(dialogue: Dialogue) -> None:
+    # joe's "for ninety minutes", as tiny.en wrote it: "for 19 minutes"
+    result = book(dialogue, "book everest tomorrow at 9am for 19 minutes", [("start_time", "9am"),
+                                                                             ("duration", "19 minutes")])
+    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "teen", result
+    assert "Did you mean 90 minutes?" in result.question
+    assert result.options[0]["end"] == "2026-12-03T10:30:00+01:00"
+    yes = dialogue.turn("c", "yes", "out_of_scope", [], NOW, commit=True)
+    assert isinstance(yes, Command) and yes.committed and yes.end.isoformat() == "2026-12-03T10:30:00+01:00"
+
+
+def test_a_teen_length_said_again_stands(dialogue: Dialogue) -> None:
+    asked = book(dialogue, "book everest tomorrow at 9am for seventeen minutes",
+                 [("start_time", "9am"), ("duration", "seventeen minutes")])
+    assert isinstance(asked, Clarify) and "70 minutes" in asked.question
+    again = dialogue.turn("c", "for seventeen minutes", "out_of_scope", [("duration", "seventeen minutes")], NOW,
+                          commit=True)
+    assert isinstance(again, Command) and again.committed and again.end.isoformat() == "2026-12-03T09:17:00+01:00"
+
+
+@pytest.mark.parametrize("length", ["15 minutes", "fifteen minutes", "20 minutes", "90 minutes", "an hour"])
+def test_other_lengths_are_not_asked_about(dialogue: Dialogue, length: str) -> None:
+    result = book(dialogue, f"book everest tomorrow at 9am for {length}", [("start_time", "9am"), ("duration", length)])
+    assert isinstance(result, Command) and result.committed, result

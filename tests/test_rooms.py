@@ -51,3 +51,36 @@ def test_bad_directory_is_explained(tmp_path: Path) -> None:
     path.write_text("")
     with pytest.raises(ConfigError, match="empty"):
         RoomDirectory.load(path)
+
+
+@pytest.mark.parametrize(("said", "key", "kind", "sure"), [
+    ("Everest", "everest", "exact", True), ("the Everest Room", "everest", "exact", True),
+    ("Fuji Rune", "fuji", "named", True), ("the Everest rum", "everest", "named", True),  # a name, then no name
+    ("珠峰那间", "everest", "exact", True), ("富士那边", "fuji", "named", True),
+    ("Everist", "everest", "spelled", True), ("Mattahorn", "matterhorn", "spelled", True),
+    ("Denally", "denali", "spelled", False),  # a distant spelling: proposed
+    ("Dinally", "denali", "sound", False), ("Foogy", "fuji", "sound", False),
+    ("buck", "olympus", "sound", False),  # BK, as "big" of "the big room": never booked on its own
+    ("马特红风", "matterhorn", "sound", False), ("附属", "fuji", "sound", False),  # by pinyin
+])
+def test_how_sure_a_match_is(rooms: RoomDirectory, said: str, key: str, kind: str, sure: bool) -> None:
+    match = rooms.match(said)
+    assert match is not None and (match.room.key, match.kind.value, match.sure) == (key, kind, sure)
+
+
+def test_a_room_said_exactly_wins_over_one_matched_by_sound(rooms: RoomDirectory) -> None:
+    # "can you buck, Denali for tomorrow at 9": the misheard word is tagged as a room beside the named one
+    for saids in (["buck", "Denali"], ["Denali", "buck"], ["Denally", "Denali"], ["Aurora", "Denali"]):
+        reading = rooms.resolve(saids)
+        assert reading.match is not None and reading.match.room.key == "denali" and not reading.rivals, saids
+
+
+@pytest.mark.parametrize("saids", [["Fuji", "Denali"], ["Fuji Denali"], ["Dinally", "Foogy"], ["Fuji", "珠峰"]])
+def test_two_rooms_in_one_request_are_asked_about(rooms: RoomDirectory, saids: list[str]) -> None:
+    reading = rooms.resolve(saids)
+    assert reading.match is None and len(reading.rivals) == 2, reading
+
+
+def test_no_room_or_an_unknown_one(rooms: RoomDirectory) -> None:
+    assert rooms.resolve([]).match is None and rooms.resolve([]).unknown is None
+    assert rooms.resolve(["Aurora"]).unknown == "Aurora"

@@ -1,5 +1,6 @@
-"""The spoken corpus through the real server: 30 booking requests in varied wording (hibari TTS) and real
-recorded speech that is not a command, each against its expected result."""
+"""The spoken corpus through the real server: 30 booking requests in varied wording, said by each voice of
+tests/data/corpus/voices.json (hibari, piper's joe, espeak-ng), and real recorded speech that is not a command,
+each against its expected result."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from assistant.bench.voice import corpus_voices, judge
 from tests.schema import assert_valid_result
 from tests.transcripts import normalized
 
@@ -31,37 +33,43 @@ async def _utterances(url: str, wav_path: Path) -> list[dict[str, Any]]:
         return [json.loads(m) for m in [msg async for msg in ws]]
 
 
-def _check(item: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
-    """What differs from the expected result, in words (empty: all right)."""
+def _outcome(item: dict[str, Any], events: list[dict[str, Any]]) -> str:
+    """The bench's verdict (assistant/bench/voice.py judge): exact, asked, wrong or wrong_booking."""
     intents = [e for e in events if e["type"] == "intent"]
     results = [e["result"] for e in events if e["type"] == "result"]
-    if len(intents) != 1 or len(results) != 1:
-        return [f"{len(intents)} utterances understood"]
-    assert_valid_result(results[0])
-    problems = []
-    if intents[0]["intent"] != item["intent"]:
-        problems.append(f"intent {intents[0]['intent']}")
-    command = results[0].get("command", {})
-    for key in ("room", "start", "end"):
-        if key in item and command.get(key) != item[key]:
-            problems.append(f"{key} {command.get(key)!r}")
-    return problems
+    for result in results:
+        assert_valid_result(result)
+    if len(intents) != 1 or len(results) != 1:  # heard as two requests: wrong, and a booking among them is wrong
+        verdicts = [judge(item, i["intent"], r) for i, r in zip(intents, results, strict=False)]
+        return "wrong_booking" if "wrong_booking" in verdicts else "wrong"
+    return judge(item, intents[0]["intent"], results[0])
 
 
-def test_spoken_requests_give_their_expected_results(own_server: str) -> None:
+# What each voice must reach of the 30: (exact at least, wrong bookings at most), measured with this test and
+# `assistant bench voice` on the CPU default (tiny.en int8, 2026-12-05): hibari 30/30, joe 27/30 (the voices
+# everything was tuned on), espeak 19/30 (kept out of all tuning). The exact bars sit below the measured counts
+# because int8 decoding differs between processors (testing.md). espeak's one wrong booking is the recognizer's:
+# tiny.en wrote "Please reserve, Matterhorn, December 15" for "... Everest on December fifteenth", a room name
+# said exactly, which no rule after the recognizer can tell from speech.
+BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (16, 1)}
+
+
+@pytest.mark.parametrize("voice", [v.name for v in corpus_voices(CORPUS)])
+def test_spoken_requests_give_their_expected_results(own_server: str, voice: str) -> None:
+    folder = next(v.folder for v in corpus_voices(CORPUS) if v.name == voice)
     items = json.loads((CORPUS / "requests.json").read_text())
-    wrong = {}
+    missed = {}
     for item in items:  # in order: the cancels and moves act on what the bookings before them made
-        events = asyncio.run(_utterances(own_server, CORPUS / item["file"]))
-        problems = _check(item, events)
-        if problems:
-            transcript = next((e["text"] for e in events if e["type"] == "transcript"), "")
-            wrong[item["file"]] = f"{item['text']!r} heard as {transcript!r}: {', '.join(problems)}"
-    # Without [asr] hotwords tiny.en misheard one of the 30 (r15: "Book Denali" -> "Booked in Ollie"); with the room
-    # names as hotwords it hears all 30 here (2026-12-03). One miss is allowed, as int8 kernels differ by processor.
-    report = "\n".join(f"{k}: {v}" for k, v in wrong.items())
-    assert len(wrong) <= 1, report
-    print(f"{len(items) - len(wrong)}/{len(items)} spoken requests right\n{report}")
+        events = asyncio.run(_utterances(own_server, folder / item["file"]))
+        outcome = _outcome(item, events)
+        if outcome != "exact":
+            transcript = " | ".join(e["text"] for e in events if e["type"] == "transcript")
+            missed[item["file"]] = (outcome, f"{item['text']!r} heard as {transcript!r}")
+    report = "\n".join(f"{k}: {v[0]}: {v[1]}" for k, v in missed.items())
+    print(f"{voice}: {len(items) - len(missed)}/{len(items)} spoken requests exact\n{report}")
+    least, most_wrong = BARS[voice]
+    assert len([k for k, (outcome, _) in missed.items() if outcome == "wrong_booking"]) <= most_wrong, report
+    assert len(items) - len(missed) >= least, report
 
 
 def _words(text: str) -> set[str]:

@@ -9,6 +9,8 @@ One utterance takes exactly the same path as a batch of several (the same featur
 and search, no temperature fallback): the text a request gets must not depend on how busy the server was.
 faster-whisper's own `transcribe()` re-decodes with sampling when the greedy text looks repetitive, which the
 batched search never did, so under load (batches) some commands were written differently than when alone.
+Instead, a text that cannot be the speech (a loop, the prompt read back, more words than the audio holds:
+assistant/asr/plausible.py) is decoded again without the prompt, and cut where it is still implausible.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from assistant.asr.models import whisper_model_dir
+from assistant.asr.plausible import cut, implausible, prompt_lists
 
 __all__ = ["WhisperRecognizer", "float_audio", "one_blas_thread_for_numpy"]
 
@@ -91,6 +94,9 @@ class WhisperRecognizer:
         self._hotwords = hotwords
         self._rewrite = rewrite
         self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
+        self._bare_prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
+        self._prompt_lists = prompt_lists(hotwords)
+        self.redecoded = 0  # texts decoded again without the prompt (they could not have been the speech)
         self._suppress = get_suppressed_tokens(self._tokenizer, [-1])
 
     @property
@@ -113,7 +119,7 @@ class WhisperRecognizer:
     def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
         """Texts in order: one encoder pass and one search for all (commands are short, so each fits one 30 s
         window; longer audio is decoded from its first 30 s). `priority` matters only to a remote model."""
-        return self._decode(self._encode(pcms), len(pcms))
+        return self._plausible(pcms, self._decode(self._encode(pcms), len(pcms)))
 
     def identify_batch(self, pcms: list[bytes], choices: Sequence[str], priority: int = 0
                        ) -> list[tuple[str, str | None]]:
@@ -127,7 +133,8 @@ class WhisperRecognizer:
         languages = [_likeliest(dict(scores), choices) for scores in self._model.model.detect_language(encoded)]
         # A batch is decoded whole (a part of the encoder output cannot be taken on the GPU without a copy);
         # a batch with none of this language is not decoded at all.
-        texts = self._decode(encoded, len(pcms)) if self.language in languages else [""] * len(pcms)
+        texts = self._plausible(pcms, self._decode(encoded, len(pcms))) if self.language in languages \
+            else [""] * len(pcms)
         return [(language, text if language == self.language else None)
                 for language, text in zip(languages, texts, strict=True)]
 
@@ -137,9 +144,27 @@ class WhisperRecognizer:
         features = np.stack([pad_or_trim(self._model.feature_extractor(float_audio(p))) for p in pcms])
         return self._model.encode(features)
 
-    def _decode(self, encoded: Any, count: int) -> list[str]:
+    def _plausible(self, pcms: list[bytes], texts: list[str]) -> list[str]:
+        """Texts that cannot be the speech decoded again without the prompt; cut where they still cannot be."""
+        seconds = [len(pcm) / 32_000 for pcm in pcms]
+        bad = [i for i, text in enumerate(texts) if text and implausible(text, seconds[i], self._prompt_lists)]
+        if not bad:
+            return texts
+        again = self._decode(self._encode([pcms[i] for i in bad]), len(bad), prompt=self._bare_prompt)
+        out = list(texts)
+        for i, text in zip(bad, again, strict=True):
+            reason = implausible(texts[i], seconds[i], self._prompt_lists)
+            out[i] = text if not implausible(text, seconds[i], self._prompt_lists) else \
+                cut(text, seconds[i], self._prompt_lists)
+            print(f"[asr] {reason}: {texts[i][:80]!r} decoded again without the prompt: {out[i]!r}",
+                  file=sys.stderr, flush=True)
+        self.redecoded += len(bad)
+        return out
+
+    def _decode(self, encoded: Any, count: int, prompt: Sequence[int] | None = None) -> list[str]:
+        prompt = self._prompt if prompt is None else prompt
         results = self._model.model.generate(
-            encoded, [list(self._prompt) for _ in range(count)], beam_size=self._beam_size,
+            encoded, [list(prompt) for _ in range(count)], beam_size=self._beam_size,
             max_length=self._model.max_length, suppress_blank=True, suppress_tokens=self._suppress,
             return_scores=True, return_no_speech_prob=True)
         return [self._text(result) for result in results]

@@ -76,6 +76,8 @@ TIMES: list[tuple[str, dict[str, str], str, str | None]] = [
     ("at 3:15p", {"start_time": "3:15p"}, "15:15", None), ("at 11a", {"start_time": "11a"}, "11:00", None),
     ("at a quarter past 3pm", {"start_time": "a quarter past 3pm"}, "15:15", None),
     ("at quarter past three", {"start_time": "quarter past three"}, "15:15", None),
+    ("at half pass four", {"start_time": "half pass four"}, "16:30", None),  # "past" as recognizers hear it
+    ("at quarter pass 2", {"start_time": "quarter pass 2"}, "14:15", None),
     ("at half past four", {"start_time": "half past four"}, "16:30", None),
     ("at half three", {"start_time": "half three"}, "15:30", None),
     ("at quarter to ten", {"start_time": "quarter to ten"}, "09:45", None),

@@ -1,80 +1,207 @@
-"""`assistant bench voice`: voice-to-action latency of the spoken corpus, one client in real time.
+"""`assistant bench voice`: the spoken corpus, voice by voice, through a real server at real-time pace.
 
-For each utterance: end of speech in the audio (the server's `speech_end.audio_ms`, on the client clock the
-moment that audio was sent, since frames go out at real-time pace from t=0) -> `result` received. The hangover
-the endpointer waits before deciding is included, as a person experiences it.
+For each voice of the corpus (tests/data/corpus/voices.json: the same requests said by several TTS voices, one
+kept out of all tuning) a server with an empty store hears every request in order (the cancels and moves act on
+what the bookings before them made), and each result is judged against what the request meant:
+
+- `exact`: the expected intent, and a command with the expected room and times where the corpus gives them;
+- `asked`: a question instead (not right, not harmful);
+- `wrong_booking`: a booking made in another room or at other times than meant, or one made from a request that
+  was no booking at all: the worst outcome, counted apart;
+- `wrong`: anything else (another intent, a rejection).
+
+Latency per utterance: end of speech in the audio (the server's `speech_end.audio_ms`, on the client clock the
+moment that audio was sent, since frames go out at real-time pace from t=0) -> `result` received, the end-of-turn
+wait included, as a person experiences it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
-from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ, load_corpus
-from assistant.bench.report import LatencyStats, machine_info, write_report
-from assistant.clients.send import Received
-from assistant.events import IntentEvent, ResultEvent, SpeechEnd
+from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ
+from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
+from assistant.clients.send import Received, read_wav, stream_audio
+from assistant.errors import ConfigError
+from assistant.events import IntentEvent, ResultEvent, SpeechEnd, Transcript
 from assistant.server.spawn import spawn_server
 
-__all__ = ["run_voice_bench", "VoiceBenchOptions"]
+__all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "VERDICTS"]
+
+VERDICTS = ("exact", "asked", "wrong", "wrong_booking")
+_BOOKING_KEYS = ("room", "start", "end")
 
 
 @dataclass(frozen=True)
 class VoiceBenchOptions:
-    corpus: Path  # requests.json + WAVs
-    url: str | None = None  # an already running server (default: start one with a throwaway store)
-    store: Path | None = None  # booking file for the spawned server (default: a throwaway one)
+    corpus: Path  # requests.json + WAVs (+ voices.json: the voices and their folders)
+    url: str | None = None  # an already running server (default: start one per voice with a throwaway store)
+    store: Path | None = None  # booking file for the spawned server (one voice only)
     json: Path | None = None
     language: str = "en"  # the sessions' "language": en, zh or auto
+    voices: tuple[str, ...] = ()  # default: every voice of the corpus
+    config: Path | None = None  # the spawned servers' config
+    asr_model: str | None = None  # the spawned servers' speech model ([asr] model)
+    plot: Path | None = None
+    limit: int | None = None  # only the first N requests (a quick check of the bench itself)
 
 
-def _send(url: str, wav: Path, language: str) -> list[Received]:
-    out = subprocess.run([sys.executable, "-m", "assistant", "send", str(wav), "--url", url, "--now", CORPUS_NOW,
-                          "--tz", CORPUS_TZ, "--language", language],
-                         capture_output=True, text=True, timeout=120, check=False)
-    return [Received.from_line(line) for line in out.stdout.splitlines()]
+@dataclass(frozen=True)
+class Voice:
+    name: str
+    folder: Path
+    split: str  # "tune": looked at while tuning; "untuned": never
+    engine: str
 
 
-def run_voice_bench(options: VoiceBenchOptions) -> int:
-    items = load_corpus(options.corpus)
-    scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # a throwaway store, outside the corpus
-    store = options.store or scratch / "bookings.sqlite"
-    server, url = (None, options.url) if options.url else spawn_server(store)
-    latencies: list[float] = []
-    rows = []
+def corpus_voices(corpus: Path) -> list[Voice]:
+    """The corpus's voices (voices.json); a corpus without one is a single voice, its own folder."""
+    listing = corpus / "voices.json"
+    if not listing.is_file():
+        return [Voice(corpus.name, corpus, "tune", "")]
+    return [Voice(name, corpus / entry["folder"], entry["split"], entry.get("engine", ""))
+            for name, entry in json.loads(listing.read_text()).items()]
+
+
+def judge(expected: dict[str, Any], intent: str | None, result: dict[str, Any] | None) -> str:
+    """One of VERDICTS: what the request left behind against what it meant (a corpus entry of requests.json)."""
+    if intent is None or result is None:
+        return "wrong"
+    command = result.get("command") or {}
+    booked = result.get("type") == "command" and command.get("action") == "book_meeting" and (
+        result.get("committed") or result.get("executable"))
+    if booked and (expected["intent"] != "book_meeting"
+                   or any(command.get(k) != expected[k] for k in _BOOKING_KEYS if k in expected)):
+        return "wrong_booking"
+    if intent != expected["intent"]:
+        return "asked" if result.get("type") == "clarify" else "wrong"
+    if any(k in expected for k in _BOOKING_KEYS) or expected["intent"] == "book_meeting":
+        if result.get("type") == "clarify":
+            return "asked"
+        if any(command.get(k) != expected[k] for k in _BOOKING_KEYS if k in expected) or not command:
+            return "wrong"
+    if expected["intent"] == "out_of_scope" and result.get("type") != "rejected":
+        return "wrong"
+    return "exact"
+
+
+def _hear(url: str, wav: Path, language: str) -> list[Received]:
+    pcm, rate, channels = read_wav(wav)
+    received: list[Received] = []
+    asyncio.run(stream_audio(url, pcm, rate, channels, received.append, now=CORPUS_NOW, tz=CORPUS_TZ,
+                             language=language))
+    return received
+
+
+def _row(entry: dict[str, Any], received: list[Received]) -> tuple[dict[str, Any], list[float]]:
+    events = [r.event for r in received]
+    ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
+    intents = [e for e in events if isinstance(e, IntentEvent)]
+    results = [e for e in events if isinstance(e, ResultEvent)]
+    latencies = [r.t - ends[r.event.utterance] for r in received
+                 if isinstance(r.event, ResultEvent) and r.event.utterance in ends]
+    one = len(intents) == 1 and len(results) == 1  # a request heard as two utterances is not right
+    verdict = judge(entry, intents[0].intent if one else None, results[0].result if one else None)
+    pairs = zip(intents, results, strict=False)
+    if not one and any(judge(entry, i.intent, r.result) == "wrong_booking" for i, r in pairs):
+        verdict = "wrong_booking"
+    return {"file": entry["file"], "said": entry["text"], "verdict": verdict,
+            "heard": " | ".join(e.text for e in events if isinstance(e, Transcript)),
+            "intent": [i.intent for i in intents], "result": [r.result.get("type") for r in results],
+            "voice_to_action_s": [round(x, 3) for x in latencies]}, latencies
+
+
+def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchOptions, scratch: Path
+               ) -> dict[str, Any]:
+    config_args = [*(["--config", str(options.config)] if options.config else []),
+                   *(["--set", f"asr.model={json.dumps(options.asr_model)}"] if options.asr_model else [])]
+    store = options.store or scratch / f"bookings-{voice.name}.sqlite"
+    server, url = (None, options.url) if options.url else spawn_server(store, config_args)
+    rows, latencies = [], []
     try:
-        for item in tqdm(items, desc="bench voice", unit="utterance", file=sys.stderr):
-            received = _send(url, options.corpus / item.file, options.language)
-            ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
-            intent = next((r.event.intent for r in received if isinstance(r.event, IntentEvent)), None)
-            for r in received:
-                if isinstance(r.event, ResultEvent) and r.event.utterance in ends:
-                    latency = r.t - ends[r.event.utterance]
-                    latencies.append(latency)
-                    rows.append({"file": item.file, "voice_to_action_s": round(latency, 3),
-                                 "intent_right": intent == item.intent})
+        for entry in tqdm(entries, desc=f"bench voice {voice.name}", unit="request", file=sys.stderr):
+            row, took = _row(entry, _hear(url, voice.folder / entry["file"], options.language))
+            rows.append(row)
+            latencies += took
     finally:
         if server is not None:
             server.terminate()
             server.wait(30)
+    counts = Counter(row["verdict"] for row in rows)
+    return {"voice": voice.name, "split": voice.split, "engine": voice.engine, "requests": len(rows),
+            **{verdict: counts[verdict] for verdict in VERDICTS},
+            "latency": LatencyStats.from_seconds(latencies).as_dict(), "utterances": rows}
+
+
+def _plot(path: Path, voices: list[dict[str, Any]], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"exact": "tab:green", "asked": "tab:orange", "wrong": "tab:gray", "wrong_booking": "tab:red"}
+    fig, (share, wait) = plt.subplots(1, 2, figsize=(11, 4))
+    names = [f"{v['voice']}\n({v['split']})" for v in voices]
+    bottom = [0.0] * len(voices)
+    for verdict in VERDICTS:
+        part = [100 * v[verdict] / v["requests"] for v in voices]
+        share.bar(names, part, bottom=bottom, color=colors[verdict], label=verdict.replace("_", " "))
+        bottom = [b + p for b, p in zip(bottom, part, strict=True)]
+    share.set_ylabel("% of spoken requests")
+    share.set_title("what each request left behind")
+    share.legend(loc="lower right", fontsize=8)
+    wait.bar(names, [v["latency"]["p50_ms"] for v in voices], color="tab:blue", label="p50")
+    wait.scatter(names, [v["latency"]["p95_ms"] for v in voices], color="black", marker="_", s=400, label="p95")
+    wait.set_ylabel("voice-to-action, ms")
+    wait.set_title("end of speech -> result")
+    wait.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_voice_bench(options: VoiceBenchOptions) -> int:
+    listing = options.corpus / "requests.json"
+    if not listing.is_file():
+        raise ConfigError(f"--corpus {options.corpus}: no requests.json there")
+    entries = json.loads(listing.read_text())[: options.limit]
+    voices = corpus_voices(options.corpus)
+    if options.voices:
+        unknown = set(options.voices) - {v.name for v in voices}
+        if unknown:
+            raise ConfigError(f"--voices: {', '.join(sorted(unknown))} not in {options.corpus} "
+                              f"(it has {', '.join(v.name for v in voices)})")
+        voices = [v for v in voices if v.name in options.voices]
+    if (options.url or options.store) and len(voices) > 1:
+        raise ConfigError("--url and --store serve one voice at a time (each voice books into an empty store): "
+                          "name one with --voices")
+    scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # throwaway stores, outside the corpus
+    try:
+        results = [_run_voice(voice, entries, options, scratch) for voice in voices]
+    finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    stats = LatencyStats.from_seconds(latencies)
-    right = sum(r["intent_right"] for r in rows)
-    print(f"voice-to-action over {stats.n} utterances in {options.language!r} sessions (real time, hangover "
-          f"included): "
-          f"p50 {stats.p50_ms:.0f} ms, p95 {stats.p95_ms:.0f} ms, p99 {stats.p99_ms:.0f} ms; "
-          f"intents right {right}/{len(rows)}")
+    print(format_table(
+        ["voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms"],
+        [[r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"], r["wrong_booking"],
+          f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}"] for r in results]))
+    model = options.asr_model or "the config's [asr] model"
     if options.json:
-        write_report(options.json, {"benchmark": "voice-to-action, spoken corpus, one real-time client",
+        write_report(options.json, {"benchmark": "the spoken corpus per voice, one real-time client per request",
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
                                     "machine": machine_info(), "language": options.language,
-                                    "asr": "faster-whisper: tiny.en (English), base (Chinese; telling them apart "
-                                           "in auto sessions), cpu int8",
-                                    "latency": stats.as_dict(), "intents_right": right, "utterances": rows})
+                                    "config": str(options.config or "configs/default.toml"), "asr_model": model,
+                                    "voices": results})
+    if options.plot:
+        _plot(options.plot, results, f"spoken corpus per voice ({model}, {machine_info()['cpu']})")
     return 0

@@ -53,7 +53,7 @@ _FILLER = re.compile(r"\b(at|around|about|approximately|roughly|by|o'clock|ocloc
                      re.IGNORECASE)
 # "N to H" is a clock time only when N cannot be an hour itself: "3 to 4" is a range, "20 to 4" is 3:40.
 _RELATIVE = re.compile(r"(?:a )?(half|quarter|[a-z0-9]+(?:[- ](?!min)[a-z]+)?)(?: (minutes?|mins?))? "
-                       r"(past|after|to|before|till|til|of) (\S+)")
+                       r"(past|pass|after|to|before|till|til|of) (\S+)")  # "pass": how recognizers hear "past"
 _NOT_AN_HOUR = {"a", "an", "oh", "zero"}  # "a quarter", "oh five": never an hour on their own
 
 
@@ -101,7 +101,7 @@ def _relative(core: str) -> tuple[int, int] | None:
     hour = {"noon": 12, "midday": 12, "midnight": 0}.get(hour_text, _hour(hour_text) or -1)
     if amount is None or not 0 < amount < 60 or not 0 <= hour <= 24:
         return None
-    if direction in ("past", "after"):
+    if direction in ("past", "pass", "after"):
         return hour, amount
     if amount <= 12 and not minutes_said and amount_text not in ("half", "quarter"):
         return None  # "3 to 4": a range, not 3:57

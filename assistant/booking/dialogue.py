@@ -23,7 +23,7 @@ from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.durations import parse_duration
 from assistant.booking.interval import TimePolicy, from_now
 from assistant.booking.replies import language_of, say
-from assistant.booking.request import MeetingRequest, normalize_request
+from assistant.booking.request import MeetingRequest, leaves_room_to_us, normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.store import Booking
@@ -230,16 +230,20 @@ class Dialogue:
                              commit, unsure, owner, key)
 
     def _corrected(self, text: str, slots: Sequence[tuple[str, str]], now: datetime) -> Sequence[tuple[str, str]]:
-        """A correction inside the utterance ("book Olympus tomorrow at two. Actually, make it three") replaces the
-        values it names: the request is read as the words before it with the correction's times over them, as it
-        would be had the correction come after a pause. Anything else: the slots as they are."""
+        """A correction inside the utterance ("book Olympus tomorrow at two. Actually, make it three", "book
+        Olympus, no, Denali, tomorrow at nine") replaces the values it names: the request is read as the words
+        before it with the correction's times (or room) over them, as it would be had the correction come after a
+        pause. Anything else: the slots as they are."""
         found = _CORRECTION_INSIDE.search(text)
         if found is None or not slots:
             return slots
         head, tail = text[: found.start()], text[found.end() :]
+        correctable = _AMENDABLE | {"room"}  # "Olympus, no, Denali"
         said = read_answer(tail, (), self.rooms, now)
-        if not said or any(name not in _AMENDABLE for name, _ in said):
+        if not said or any(name not in correctable for name, _ in said):
             return slots
+        tagged = [(name, value) for name, value in slots if name in correctable and value in tail and value not in head]
+        said = tagged + [(name, value) for name, value in said if name not in {n for n, _ in tagged}]
         kinds = {name for name, _ in said}
         if kinds & {"start_time", "date"} and not kinds & {"end_time", "duration"}:
             kinds |= {"end_time"}  # a new start keeps a length said, never an end said for the old start
@@ -309,9 +313,9 @@ class Dialogue:
                 carried = {k: v for k, v in carried.items() if k not in ("end_time", "duration")}
             if intent == "reschedule_meeting":  # "friday at 3" answers "when should it move to?"
                 slots = [(_MOVED.get(name, name), value) for name, value in slots]
-        any_room = (state.any_room if continuing else False) or not fragment
+        any_room = (state.any_room if continuing else False) or (not fragment and leaves_room_to_us(stripped))
         request = normalize_request(intent, slots, now, self.rooms, self.policy, carried, text=stripped,
-                                    any_room=any_room)
+                                    any_room=any_room, asked=state.missing if continuing else ())
         if unsure and commit:  # a weak reading acts only after a "yes"
             result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
                                                           conversation=conversation_id, owner=owner,

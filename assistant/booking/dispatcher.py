@@ -58,6 +58,8 @@ class Dispatcher:
         if request.room_said is not None and request.action != "list_bookings":
             names = room_list(language, [r.name for r in self.rooms.rooms])
             return Clarify(("room",), say(language, "unknown_room", said=request.room_said, names=names))
+        if request.room_rivals and request.action != "list_bookings":
+            return Clarify(("room",), say(language, "which_room", names=room_list(language, list(request.room_rivals))))
         if request.action == "book_meeting":
             return self._book(request, now, commit, key, conversation, owner, replacing)
         handler = {
@@ -145,8 +147,9 @@ class Dispatcher:
               conversation: str | None, owner: str | None, replacing: Booking | None = None) -> Result:
         language = request.language
         doubt = check_booking(request, now, self.max_length, self.policy)
-        if doubt is not None:
-            return self._ask(doubt, request, request.room.room.key if request.room else None)
+        if doubt is not None:  # the option "yes" takes is in the room said, if it was said surely or is the doubt
+            offered = request.room if request.room and (request.room.sure or doubt.check == "room") else None
+            return self._ask(doubt, request, offered.room.key if offered else None)
         if request.missing or request.interval is None:
             missing = request.missing or ("start_time",)
             if request.room is None and not request.any_room:
@@ -165,7 +168,7 @@ class Dispatcher:
             assumptions.append(f"no room said: {room.name}, the smallest free room for {people}")
         else:
             room = request.room.room
-            if request.room.similarity < 1.0:
+            if request.room.similarity < 1.0 or not request.room.named:
                 assumptions.append(f"room \"{request.room.said}\" taken as {room.name}")
         command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
                           attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key,

@@ -9,7 +9,11 @@ that names the doubtful part ("\"a\" is not a time. Did you mean 3:15 pm?"), and
 - the start comes before the end;
 - the length fits `[booking] max_hours`;
 - no crossing of midnight that was not asked for ("15 to noon" read as 15:00 to 12:00 the next day);
-- not in the past.
+- not in the past;
+- a length of 13-19 minutes (but 15) is asked about: recognizers write "ninety" as "nineteen" ("for 19 minutes"),
+  and those lengths are rarely booked; the -ty reading is offered, and said again in answer, the teen stands;
+- the room was named, or spelled nearly right: a room found only by how the words sound ("buck" for Olympus's
+  "big room", "Dinally" for Denali) is proposed ("Did you mean Denali?"), never booked on its own.
 
 Where the words around a doubtful span read as one clock time ("a" + "quarter past 3pm", "15" + "to" + "noon"),
 that reading is offered, and "yes" books it (the conflict proposal's path in the dialogue).
@@ -17,6 +21,7 @@ that reading is offered, and "yes" books it (the conflict proposal's path in the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -39,7 +44,7 @@ _KIND = {"date": "date", "new_date": "date", "duration": "length", "start_time":
 
 @dataclass(frozen=True)
 class Doubt:
-    check: str  # not_a_time | split | unread | order | too_long | midnight | past
+    check: str  # not_a_time | split | unread | order | too_long | midnight | past | teen | room
     slots: tuple[str, ...]  # the slots in doubt: the person is asked for these again
     said: str  # the words in doubt
     question: str  # names the doubtful part; ends with what to say next
@@ -134,7 +139,27 @@ def check_booking(request: MeetingRequest, now: datetime, max_length: timedelta,
     doubt = _check_words(request, now, policy)
     if doubt is not None or request.interval is None:
         return doubt  # (no time said yet: the dispatcher asks for it)
-    return _check_interval(request, request.interval, now, max_length, policy)
+    return _check_teen(request, request.interval) or _check_interval(request, request.interval, now, max_length,
+                                                                     policy)
+
+
+_TEEN_MINUTES = re.compile(
+    r"\b(thirteen|fourteen|sixteen|seventeen|eighteen|nineteen|1[346789])[\s-]*(minutes?|mins?)\b", re.I)
+_TEEN_VALUES = {"thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+
+
+def _check_teen(request: MeetingRequest, interval: Interval) -> Doubt | None:
+    """"for 19 minutes": was it "ninety"? Asked, with the -ty reading offered, unless the length was just asked
+    for (said again, it stands)."""
+    said = dict(request.spans).get("duration", "")
+    found = _TEEN_MINUTES.search(said)
+    if found is None or "duration" in request.asked:
+        return None
+    teen = _TEEN_VALUES.get(found.group(1).lower()) or int(found.group(1))
+    ty = (teen - 10) * 10
+    offered = Interval(interval.start, interval.start + timedelta(minutes=ty))
+    question = _say(request, "doubt.teen", said=found.group(0), ty=f"{ty} minutes")
+    return Doubt("teen", ("duration",), said, question, offered)
 
 
 def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, max_length: timedelta,
@@ -163,7 +188,17 @@ def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, 
     if start < now:
         return _doubt(request, "past", ("date", "start_time"), said.get("start_time", ""), _passed(request, start, now),
                       _later_same_day(start, now, said.get("start_time", ""), interval))
-    return None
+    return _check_room(request, interval)
+
+
+def _check_room(request: MeetingRequest, interval: Interval) -> Doubt | None:
+    """A room found only by sound or by a distant spelling is offered with the booking's time; "yes" books it."""
+    match = request.room
+    if match is None or match.sure:
+        return None
+    question = _say(request, "did_you_mean_room", room=match.room.name, said=match.said,
+                    when=f"{clock(interval.start)}-{clock(interval.end)}")
+    return Doubt("room", ("room",), match.said, question, interval)
 
 
 def _say(request: MeetingRequest, key: str, **fields: object) -> str:

@@ -19,7 +19,15 @@ from assistant.booking.replies import language_of
 from assistant.booking.rooms import RoomDirectory, RoomMatch
 from assistant.booking.zh_time import has_chinese, parse_zh_count
 
-__all__ = ["MeetingRequest", "Unread", "normalize_request"]
+__all__ = ["MeetingRequest", "Unread", "normalize_request", "leaves_room_to_us"]
+
+# Words that leave the room to us: "a room", "any free room", "a meeting", "somewhere", "的会议室". A request
+# without them names its room, and one that names none that we know was misheard ("Book covers tomorrow at 9"
+# for "Book Everest ..."): it is asked which room, never given the smallest free one.
+_ROOM_LEFT_TO_US = re.compile(
+    r"\b(?:a|an|any|some|one|another)\s+(?:[a-z'-]+\s+){0,2}?(?:room|space|meeting|call|session|sync|review|slot|"
+    r"huddle|standup|stand-up|catch-up|interview|demo|workshop|retro|one-on-one)s?\b|\b(?:somewhere|anywhere)\b|"
+    r"会议室|会议|房间|地方", re.I)
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,7 @@ class MeetingRequest:
     action: str  # the intent
     room: RoomMatch | None = None
     room_said: str | None = None  # a room was named but matches nothing in the directory
+    room_rivals: tuple[str, ...] = ()  # the request names two rooms (which one is asked, never guessed)
     day: date | None = None
     interval: Interval | None = None  # the meeting's time (for cancel/reschedule: the one to act on)
     new_day: date | None = None
@@ -40,6 +49,7 @@ class MeetingRequest:
     spans: tuple[tuple[str, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
     any_room: bool = False  # a request (not a bare fragment) or a head count: the room may be left to us
     text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
+    asked: tuple[str, ...] = ()  # what the conversation's open question asked for: this turn answers it
 
     @property
     def language(self) -> str:
@@ -54,6 +64,11 @@ class Unread:
     slot: str
     said: str
     reason: str
+
+
+def leaves_room_to_us(text: str) -> bool:
+    """The words ask for some room rather than a named one ("book a room tomorrow at 3", "订明天的会议室")."""
+    return _ROOM_LEFT_TO_US.search(text) is not None
 
 
 def _first(slots: Sequence[tuple[str, str]], name: str) -> str | None:
@@ -105,7 +120,7 @@ def _read_interval(day: date | None, now: datetime, texts: dict[str, str | None]
 
 def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: datetime, rooms: RoomDirectory,
                       policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None, *,
-                      text: str = "", any_room: bool = False) -> MeetingRequest:
+                      text: str = "", any_room: bool = False, asked: Sequence[str] = ()) -> MeetingRequest:
     """`slots` are (name, text) pairs as the NLU found them; `carried` holds slot texts from earlier turns
     of the conversation (a clarification), used where this turn says nothing."""
     tz = now.tzinfo
@@ -117,8 +132,8 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
     problems: list[Unread] = []
     assumptions: list[str] = []
 
-    room_text = said.get("room")
-    room = rooms.match(room_text) if room_text else None
+    # every room span this turn (a misheard word can be tagged as a room beside the one named), else the carried one
+    room_reading = rooms.resolve([text for name, text in merged if name == "room"])
 
     day, part = _read_date("date", said.get("date"), now, problems)
     interval = _read_interval(day, now, said, part, policy, missing, problems)
@@ -138,9 +153,10 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
     if intent == "reschedule_meeting" and new_day is None and new_interval is None:
         missing.append("new_time")
     return MeetingRequest(
-        action=intent, room=room, room_said=room_text if room is None else None, day=day, interval=interval,
+        action=intent, room=room_reading.match, room_said=room_reading.unknown,
+        room_rivals=tuple(room.name for room in room_reading.rivals), day=day, interval=interval,
         new_day=new_day, new_interval=new_interval, title=_clean_title(said.get("title")),
         attendees=tuple(text for name, text in merged if name == "attendees"), people=_people(said.get("people_count")),
         missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
-        spans=tuple(merged), any_room=any_room or said.get("people_count") is not None, text=text,
+        spans=tuple(merged), any_room=any_room or said.get("people_count") is not None, text=text, asked=tuple(asked),
     )

@@ -4,27 +4,45 @@ Matching is tolerant of how speech recognizers write room names: case, "the ... 
 joined words ("Kili manjaro", "Matter horn") and near misses ("Mattahorn", "Everist") by edit similarity
 (difflib, standard library: the directory is a handful of names, so no index is needed); failing that, by sound:
 the Metaphone codes (jellyfish) of what was heard and of each name ("Dinally" and "Denali" are both TNL,
-"Kilo man jar oh" and "Kilimanjaro" both KLMNJR). A match that is not exact is listed in the command's
-assumptions.
+"Kilo man jar oh" and "Kilimanjaro" both KLMNJR); Chinese names by their toneless pinyin (pypinyin: 附属 for 富士,
+马特红风 for 马特洪峰). A known name followed by a word that is no name ("Fuji Rune", "Everest rum") is that room.
+
+How sure a match is decides what may be done with it (`RoomMatch.sure`): a name or alias said exactly, or spelled
+nearly so, is booked (a near miss is listed in the command's assumptions); a room found only by sound, or by a
+distant spelling, is proposed ("Did you mean Fuji?") and never booked on its own. A request that names two rooms
+(`RoomDirectory.resolve`) keeps the one said exactly and never lets a match by sound override it.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from enum import StrEnum
+from functools import cache
 from pathlib import Path
 
 import jellyfish
 
+from assistant.booking.zh_time import has_chinese
 from assistant.errors import ConfigError
 
-__all__ = ["Room", "RoomMatch", "RoomDirectory", "MIN_SIMILARITY"]
+__all__ = ["Room", "RoomMatch", "RoomDirectory", "RoomReading", "MatchKind", "MIN_SIMILARITY", "SURE_SIMILARITY"]
 
 MIN_SIMILARITY = 0.75
+SURE_SIMILARITY = 0.8  # a spelling at least this close is booked; "Denally" (0.77) for Denali is asked about
 MIN_SOUND_SIMILARITY = 0.9  # of Metaphone codes; codes are short, so this is nearly the same code
+MIN_PINYIN_SIMILARITY = 0.8  # of toneless pinyin: 附属 fushu for 富士 fushi is 0.8
+_LONGEST_NAME = 3  # words: "mount fuji", "the big room"
+
+
+class MatchKind(StrEnum):
+    EXACT = "exact"  # the name or an alias, as written in the directory
+    NAMED = "named"  # a name or alias among other words: "Fuji Rune", "珠峰那间"
+    SPELLED = "spelled"  # a near spelling: "Everist", "Mattahorn"
+    SOUND = "sound"  # only the sound matches: "Dinally", "buck" (BK, as "big" of "the big room")
 _NOISE = re.compile(r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]|"
                     r"会议室|会议厅|房间|那间|这间|那个|的")  # "珠峰会议室", "那间富士" name 珠峰 and 富士
 
@@ -46,6 +64,35 @@ class RoomMatch:
     room: Room
     similarity: float  # 1.0: exact name or alias
     said: str
+    kind: MatchKind = MatchKind.EXACT
+
+    @property
+    def named(self) -> bool:
+        """The room's name or alias was said (alone or among other words)."""
+        return self.kind in (MatchKind.EXACT, MatchKind.NAMED)
+
+    @property
+    def sure(self) -> bool:
+        """May be booked without asking: named, or spelled nearly right."""
+        return self.named or (self.kind is MatchKind.SPELLED and self.similarity >= SURE_SIMILARITY)
+
+
+@dataclass(frozen=True)
+class RoomReading:
+    """What the room spans of one request say: the room meant, or a room said that is not in the directory, or
+    two rooms that the request names (asked which, never guessed)."""
+
+    match: RoomMatch | None = None
+    unknown: str | None = None
+    rivals: tuple[Room, ...] = ()
+
+
+@cache
+def _pinyin(text: str) -> str:
+    """Toneless pinyin, syllables run together: 马特洪峰 -> matehongfeng."""
+    from pypinyin import lazy_pinyin  # imported on first use: only Chinese room names need it
+
+    return "".join(lazy_pinyin(text))
 
 
 def _squash(text: str) -> str:
@@ -87,23 +134,70 @@ class RoomDirectory:
             return None
         best: RoomMatch | None = None
         for form, room in self._forms:
-            similarity = 1.0 if form == squashed else SequenceMatcher(None, squashed, form).ratio()
+            if form == squashed:
+                return RoomMatch(room, 1.0, said)
+            similarity = SequenceMatcher(None, squashed, form).ratio()
             if best is None or similarity > best.similarity:
-                best = RoomMatch(room, similarity, said)
+                best = RoomMatch(room, similarity, said, MatchKind.SPELLED)
+        named = self._named_among(said, squashed)
+        if len(named) == 1:
+            return RoomMatch(named[0], 1.0, said, MatchKind.NAMED)
+        if named:
+            return None  # "Fuji Denali": two rooms, not a near spelling of either
         if best is not None and best.similarity >= MIN_SIMILARITY:
             return best
-        return self._by_sound(squashed, said, best.similarity if best else 0.0)
+        spelled = best.similarity if best else 0.0
+        if has_chinese(squashed):
+            return self._by_pinyin(squashed, said, spelled)
+        return self._by_sound(squashed, said, spelled)
+
+    def resolve(self, saids: Sequence[str]) -> RoomReading:
+        """The room meant by every room span of one request. A room named exactly wins over any match by spelling
+        or sound ("can you buck, Denali": "buck" sounds like Olympus's "big room", Denali was said); two spans
+        that name different rooms the same way are two rooms, asked about."""
+        matches = [m for m in (self.match(said) for said in saids) if m is not None]
+        together = [room for said in saids for room in self._named_among(said, _squash(said))]
+        named = [m for m in matches if m.named]
+        chosen = named or matches
+        rooms = tuple(dict.fromkeys([*(m.room for m in chosen), *together]))
+        if not rooms:
+            return RoomReading(unknown=saids[0]) if saids else RoomReading()
+        if len(rooms) > 1:
+            return RoomReading(rivals=rooms)
+        return RoomReading(match=chosen[0])
+
+    def _named_among(self, said: str, squashed: str) -> list[Room]:
+        """The rooms whose name or alias is said among other words ("Fuji Rune", "the Everest rum", "珠峰那边"),
+        in directory order."""
+        if has_chinese(squashed):
+            found = {room.key for form, room in self._forms if has_chinese(form) and form in squashed}
+        else:
+            words = _NOISE.sub(" ", said.lower()).split()
+            runs = {"".join(words[i:j]) for i in range(len(words))
+                    for j in range(i + 1, min(i + _LONGEST_NAME, len(words)) + 1)}
+            found = {room.key for form, room in self._forms if form in runs}
+        return [room for room in self.rooms if room.key in found]
 
     def _by_sound(self, squashed: str, said: str, spelled: float) -> RoomMatch | None:
         heard = jellyfish.metaphone(squashed)
         if len(heard) < 2:
             return None
-        scored = [(SequenceMatcher(None, heard, code).ratio(), room) for code, room in self._sounds]
+        return self._unrivalled([(SequenceMatcher(None, heard, code).ratio(), room) for code, room in self._sounds],
+                                MIN_SOUND_SIMILARITY, said, spelled)
+
+    def _by_pinyin(self, squashed: str, said: str, spelled: float) -> RoomMatch | None:
+        heard = _pinyin(squashed)
+        scored = [(SequenceMatcher(None, heard, _pinyin(form)).ratio(), room)
+                  for form, room in self._forms if has_chinese(form)]
+        return self._unrivalled(scored, MIN_PINYIN_SIMILARITY, said, spelled) if scored else None
+
+    @staticmethod
+    def _unrivalled(scored: list[tuple[float, Room]], least: float, said: str, spelled: float) -> RoomMatch | None:
         sound, room = max(scored, key=lambda pair: pair[0])
         rivals = {r.key for s, r in scored if s == sound}
-        if sound < MIN_SOUND_SIMILARITY or len(rivals) > 1:
+        if sound < least or len(rivals) > 1:
             return None  # not close enough, or two rooms sound alike: asked, not guessed
-        return RoomMatch(room, min(spelled, 0.99), said)
+        return RoomMatch(room, min(spelled, 0.99), said, MatchKind.SOUND)
 
     def smallest_fitting(self, people: int, candidates: Iterable[str] | None = None) -> Room | None:
         """The smallest room (by seats) with room for `people`, among candidate keys (default: all)."""
