@@ -311,7 +311,8 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
 
     voices = tuple(v.strip() for v in args.voices.split(",") if v.strip()) if args.voices else ()
     return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
-                                             args.config, args.asr_model, args.plot, args.limit))
+                                             args.config, args.asr_model, args.plot, args.limit,
+                                             args.side_by_side))
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
@@ -516,6 +517,8 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--json", type=Path, help="write the report here")
     voice.add_argument("--plot", type=Path, help="write a PNG of the verdicts and latency per voice here")
     voice.add_argument("--limit", type=int, help="only the first N requests of the corpus")
+    voice.add_argument("--side-by-side", action="store_true",
+                       help="run the voices at once, each with its own server (latency then includes the others' load)")
     voice.add_argument("--language", choices=["en", "zh", "auto"], default="en",
                        help="the sessions' language (default: en; tests/data/corpus_zh is Chinese)")
     voice.set_defaults(func=_cmd_bench_voice)

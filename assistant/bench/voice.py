@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class VoiceBenchOptions:
     asr_model: str | None = None  # the spawned servers' speech model ([asr] model)
     plot: Path | None = None
     limit: int | None = None  # only the first N requests (a quick check of the bench itself)
+    side_by_side: bool = False  # the voices at once, each with its own server (a GPU has room for them)
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,11 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                           "name one with --voices")
     scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # throwaway stores, outside the corpus
     try:
-        results = [_run_voice(voice, entries, options, scratch) for voice in voices]
+        if options.side_by_side:
+            with ThreadPoolExecutor(len(voices)) as pool:
+                results = list(pool.map(lambda voice: _run_voice(voice, entries, options, scratch), voices))
+        else:
+            results = [_run_voice(voice, entries, options, scratch) for voice in voices]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(format_table(
@@ -201,6 +207,7 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
                                     "machine": machine_info(), "language": options.language,
                                     "config": str(options.config or "configs/default.toml"), "asr_model": model,
+                                    "voices_side_by_side": options.side_by_side,
                                     "voices": results})
     if options.plot:
         _plot(options.plot, results, f"spoken corpus per voice ({model}, {machine_info()['cpu']})")
