@@ -312,7 +312,7 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
     voices = tuple(v.strip() for v in args.voices.split(",") if v.strip()) if args.voices else ()
     return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
                                              args.config, args.asr_model, args.plot, args.limit,
-                                             args.side_by_side))
+                                             args.side_by_side, args.babble))
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
@@ -519,6 +519,8 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--limit", type=int, help="only the first N requests of the corpus")
     voice.add_argument("--side-by-side", action="store_true",
                        help="run the voices at once, each with its own server (latency then includes the others' load)")
+    voice.add_argument("--babble", type=float, metavar="SNR_DB",
+                       help="mix each request with three others of its voice talking underneath, this many dB quieter")
     voice.add_argument("--language", choices=["en", "zh", "auto"], default="en",
                        help="the sessions' language (default: en; tests/data/corpus_zh is Chinese)")
     voice.set_defaults(func=_cmd_bench_voice)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.asr.en_transcript import rewrite as english_rewrite
 from assistant.asr.models import whisper_model_dir
 from assistant.asr.plausible import cut, implausible, prompt_lists
 
@@ -72,7 +73,8 @@ class WhisperRecognizer:
         `device_index`: which GPU (a Triton instance group's). `language`: what the speech is ("en", "zh"); a
         multilingual model (base) is told, never left to guess per utterance; with "zh" the hotwords, written in
         simplified characters, also keep its writing simplified. `rewrite`: applied to every text (Chinese: the
-        domain's words put right by sound, assistant/asr/zh_transcript.py)."""
+        domain's words put right by sound, assistant/asr/zh_transcript.py); English texts get the unambiguous
+        recognizer forms put right by default (assistant/asr/en_transcript.py)."""
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
@@ -92,7 +94,7 @@ class WhisperRecognizer:
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
                                     language=language)
         self._hotwords = hotwords
-        self._rewrite = rewrite
+        self._rewrite = rewrite if rewrite is not None or language != "en" else english_rewrite
         self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
         self._bare_prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
         self._prompt_lists = prompt_lists(hotwords)

@@ -30,6 +30,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from assistant.bench.babble import TALKERS, with_babble
 from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Received, read_wav, stream_audio
@@ -56,6 +57,7 @@ class VoiceBenchOptions:
     plot: Path | None = None
     limit: int | None = None  # only the first N requests (a quick check of the bench itself)
     side_by_side: bool = False  # the voices at once, each with its own server (a GPU has room for them)
+    babble_db: float | None = None  # each request over TALKERS others of its voice at this SNR (bench/babble.py)
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,20 @@ def judge(expected: dict[str, Any], intent: str | None, result: dict[str, Any] |
     return "exact"
 
 
-def _hear(url: str, wav: Path, language: str) -> list[Received]:
-    pcm, rate, channels = read_wav(wav)
+def _audio(voice: Voice, entries: list[dict[str, Any]], index: int, babble_db: float | None
+           ) -> tuple[bytes, int, int]:
+    """The request's audio, with babble of the next TALKERS requests of the same voice underneath if asked."""
+    pcm, rate, channels = read_wav(voice.folder / entries[index]["file"])
+    if babble_db is None:
+        return pcm, rate, channels
+    others = [read_wav(voice.folder / entries[(index + k) % len(entries)]["file"]) for k in range(1, TALKERS + 1)]
+    if channels != 1 or any(o[1:] != (rate, 1) for o in others):
+        raise ConfigError(f"--babble needs mono WAVs of one rate in {voice.folder}")
+    return with_babble(pcm, [o[0] for o in others], babble_db), rate, channels
+
+
+def _hear(url: str, audio: tuple[bytes, int, int], language: str) -> list[Received]:
+    pcm, rate, channels = audio
     received: list[Received] = []
     asyncio.run(stream_audio(url, pcm, rate, channels, received.append, now=CORPUS_NOW, tz=CORPUS_TZ,
                              language=language))
@@ -131,8 +145,10 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
     server, url = (None, options.url) if options.url else spawn_server(store, config_args)
     rows, latencies = [], []
     try:
-        for entry in tqdm(entries, desc=f"bench voice {voice.name}", unit="request", file=sys.stderr):
-            row, took = _row(entry, _hear(url, voice.folder / entry["file"], options.language))
+        for index, entry in enumerate(tqdm(entries, desc=f"bench voice {voice.name}", unit="request",
+                                           file=sys.stderr)):
+            audio = _audio(voice, entries, index, options.babble_db)
+            row, took = _row(entry, _hear(url, audio, options.language))
             rows.append(row)
             latencies += took
     finally:
@@ -202,12 +218,15 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
         [[r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"], r["wrong_booking"],
           f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}"] for r in results]))
     model = options.asr_model or "the config's [asr] model"
+    if options.babble_db is not None:
+        model += f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
     if options.json:
         write_report(options.json, {"benchmark": "the spoken corpus per voice, one real-time client per request",
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
                                     "machine": machine_info(), "language": options.language,
                                     "config": str(options.config or "configs/default.toml"), "asr_model": model,
                                     "voices_side_by_side": options.side_by_side,
+                                    "babble_snr_db": options.babble_db,
                                     "voices": results})
     if options.plot:
         _plot(options.plot, results, f"spoken corpus per voice ({model}, {machine_info()['cpu']})")

@@ -1,0 +1,22 @@
+"""English recognizer forms with one meaning in this domain, put right before the model reads them; forms with
+two readings left alone (assistant/asr/en_transcript.py)."""
+
+import pytest
+
+from assistant.asr.en_transcript import rewrite
+
+
+@pytest.mark.parametrize(("heard", "meant"), [
+    ("book Everest tomorrow from 9-10-30", "book Everest tomorrow from 9 to 10:30"),
+    ("Book Fuji between 2-3-45 on Friday.", "Book Fuji between 2 to 3:45 on Friday."),
+    ("schedule a sink in Matterhorn at 4pm today", "schedule a sync in Matterhorn at 4pm today"),
+    ("Move the design sink to Monday at ten", "Move the design sync to Monday at ten"),
+])
+def test_unambiguous_forms_are_put_right(heard: str, meant: str) -> None:
+    assert rewrite(heard) == meant
+
+
+@pytest.mark.parametrize("heard", ["book Everest on 9-10-30", "book Everest from 9-10", "the kitchen sink is broken",
+                                   "a sink.", "Book Everest tomorrow at 9 for an hour."])
+def test_everything_else_is_left_as_heard(heard: str) -> None:
+    assert rewrite(heard) == heard
