@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -34,11 +35,13 @@ from assistant.bench.babble import TALKERS, with_babble
 from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Received, read_wav, stream_audio
+from assistant.config import load_settings
 from assistant.errors import ConfigError
 from assistant.events import IntentEvent, ResultEvent, SpeechEnd, Transcript
 from assistant.server.spawn import spawn_server
 
-__all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "VERDICTS"]
+__all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "plot_title", "VERDICTS",
+           "plot_voices"]
 
 VERDICTS = ("exact", "asked", "wrong", "wrong_booking")
 _BOOKING_KEYS = ("room", "start", "end")
@@ -161,7 +164,7 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
             "latency": LatencyStats.from_seconds(latencies).as_dict(), "utterances": rows}
 
 
-def _plot(path: Path, voices: list[dict[str, Any]], title: str) -> None:
+def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -182,11 +185,16 @@ def _plot(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     wait.scatter(names, [v["latency"]["p95_ms"] for v in voices], color="black", marker="_", s=400, label="p95")
     wait.set_ylabel("voice-to-action, ms")
     wait.set_title("end of speech -> result")
-    wait.legend(fontsize=8)
+    wait.legend(fontsize=8, loc="lower right")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_title(model: str, machine: dict[str, Any]) -> str:
+    where = ", ".join(machine["gpus"]) if machine.get("gpus") else f"{machine['cpu']}, {machine['cores']} cores"
+    return f"spoken corpus per voice (faster-whisper {model}; {where})"
 
 
 def run_voice_bench(options: VoiceBenchOptions) -> int:
@@ -217,7 +225,7 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
         ["voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms"],
         [[r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"], r["wrong_booking"],
           f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}"] for r in results]))
-    model = options.asr_model or "the config's [asr] model"
+    model = options.asr_model or load_settings(options.config, os.environ).asr.model
     if options.babble_db is not None:
         model += f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
     if options.json:
@@ -229,5 +237,5 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                                     "babble_snr_db": options.babble_db,
                                     "voices": results})
     if options.plot:
-        _plot(options.plot, results, f"spoken corpus per voice ({model}, {machine_info()['cpu']})")
+        plot_voices(options.plot, results, plot_title(model, machine_info()))
     return 0
