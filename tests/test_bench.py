@@ -155,3 +155,30 @@ def test_bench_voice_reports_each_voice_with_its_split(tmp_path: Path) -> None:
         assert [u["file"] for u in voice["utterances"]] == ["r01.wav", "r02.wav"] and voice["latency"]["n"] >= 2
     assert voices[0]["exact"] == 2  # hibari, the voice everything was tuned on
     assert plot.stat().st_size > 10_000
+
+
+def _booked(booking_id: str, end: str, amends: str | None = None, action: str = "book_meeting") -> dict[str, object]:
+    command: dict[str, object] = {"action": action, "room": "denali", "start": JUDGED["start"], "end": end,
+                                  "booking_id": booking_id}
+    if action == "reschedule_meeting":
+        command.update(new_start=JUDGED["start"], new_end=end)
+    if amends:
+        command["amends"] = amends
+    return {"type": "command", "committed": True, "command": command}
+
+
+def test_a_reopened_request_is_judged_by_what_it_left_behind() -> None:
+    from assistant.bench.voice import judge_request
+
+    short = _booked("b1", "2026-12-03T09:30:00+01:00")  # "book Denali tomorrow at 9" [pause] "for an hour"
+    moved = _booked("b1", JUDGED["end"], amends="b1", action="reschedule_meeting")
+    replaced = _booked("b2", JUDGED["end"], amends="b1")
+    assert judge_request(JUDGED, [("book_meeting", short), ("book_meeting", moved)]) == "exact"
+    assert judge_request(JUDGED, [("book_meeting", short), ("book_meeting", replaced)]) == "exact"
+    # the short booking left behind beside the right one: two bookings
+    assert judge_request(JUDGED, [("book_meeting", short), ("book_meeting", _booked("b2", JUDGED["end"]))]) \
+        == "wrong_booking"
+    withdrawn = {"type": "clarify", "missing": ["duration"], "amends": "b1"}
+    assert judge_request(JUDGED, [("book_meeting", short), ("book_meeting", withdrawn)]) == "asked"
+    assert judge_request(JUDGED, [("out_of_scope", {"type": "rejected"}), ("book_meeting", replaced)]) == "exact"
+    assert judge_request(JUDGED, []) == "wrong"

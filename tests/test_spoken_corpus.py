@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from assistant.bench.voice import corpus_voices, judge
+from assistant.bench.voice import corpus_voices, judge_request
 from tests.schema import assert_valid_result
 from tests.transcripts import normalized
 
@@ -34,15 +34,12 @@ async def _utterances(url: str, wav_path: Path) -> list[dict[str, Any]]:
 
 
 def _outcome(item: dict[str, Any], events: list[dict[str, Any]]) -> str:
-    """The bench's verdict (assistant/bench/voice.py judge): exact, asked, wrong or wrong_booking."""
-    intents = [e for e in events if e["type"] == "intent"]
-    results = [e["result"] for e in events if e["type"] == "result"]
+    """The bench's verdict (assistant/bench/voice.py): exact, asked, wrong or wrong_booking."""
+    intents = {e["utterance"]: e["intent"] for e in events if e["type"] == "intent"}
+    results = [e for e in events if e["type"] == "result"]
     for result in results:
-        assert_valid_result(result)
-    if len(intents) != 1 or len(results) != 1:  # heard as two requests: wrong, and a booking among them is wrong
-        verdicts = [judge(item, i["intent"], r) for i, r in zip(intents, results, strict=False)]
-        return "wrong_booking" if "wrong_booking" in verdicts else "wrong"
-    return judge(item, intents[0]["intent"], results[0])
+        assert_valid_result(result["result"])
+    return judge_request(item, [(intents.get(r["utterance"]), r["result"]) for r in results])
 
 
 # What each voice must reach of the 30: (exact at least, wrong bookings at most), measured with this test and

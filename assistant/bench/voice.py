@@ -40,8 +40,8 @@ from assistant.errors import ConfigError
 from assistant.events import IntentEvent, ResultEvent, SpeechEnd, Transcript
 from assistant.server.spawn import spawn_server
 
-__all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "plot_title", "VERDICTS",
-           "plot_voices"]
+__all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "judge_request", "plot_title",
+           "VERDICTS", "plot_voices"]
 
 VERDICTS = ("exact", "asked", "wrong", "wrong_booking")
 _BOOKING_KEYS = ("room", "start", "end")
@@ -102,6 +102,28 @@ def judge(expected: dict[str, Any], intent: str | None, result: dict[str, Any] |
     return "exact"
 
 
+def judge_request(expected: dict[str, Any], readings: list[tuple[str | None, dict[str, Any]]]) -> str:
+    """What a spoken request left behind, from every (intent, result) it was answered with, in order. A turn that
+    ended early and reopened is answered twice: the last reading is the request's, and it replaces (`amends`)
+    what the first part booked; a first booking that nothing replaced is left behind, a second booking."""
+    if not readings:
+        return "wrong"
+    intent, result = readings[-1]
+    command = result.get("command") or {}
+    if command.get("action") == "reschedule_meeting" and command.get("amends"):  # the first part's booking, moved
+        command = {**command, "action": "book_meeting", "start": command.get("new_start"),
+                   "end": command.get("new_end")}
+        result = {**result, "command": command}
+    verdict = judge(expected, intent, result)
+    replaced = {(r.get("command") or {}).get("amends") or r.get("amends") for _, r in readings}
+    for _, earlier in readings[:-1]:
+        booked = earlier.get("type") == "command" and earlier.get("committed") and \
+            (earlier.get("command") or {}).get("action") == "book_meeting"
+        if booked and earlier["command"].get("booking_id") not in replaced:
+            return "wrong_booking"  # two bookings, or a wrong one left behind
+    return verdict
+
+
 def _audio(voice: Voice, entries: list[dict[str, Any]], index: int, babble_db: float | None
            ) -> tuple[bytes, int, int]:
     """The request's audio, with babble of the next TALKERS requests of the same voice underneath if asked."""
@@ -125,18 +147,14 @@ def _hear(url: str, audio: tuple[bytes, int, int], language: str) -> list[Receiv
 def _row(entry: dict[str, Any], received: list[Received]) -> tuple[dict[str, Any], list[float]]:
     events = [r.event for r in received]
     ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
-    intents = [e for e in events if isinstance(e, IntentEvent)]
+    intents = {e.utterance: e.intent for e in events if isinstance(e, IntentEvent)}
     results = [e for e in events if isinstance(e, ResultEvent)]
     latencies = [r.t - ends[r.event.utterance] for r in received
                  if isinstance(r.event, ResultEvent) and r.event.utterance in ends]
-    one = len(intents) == 1 and len(results) == 1  # a request heard as two utterances is not right
-    verdict = judge(entry, intents[0].intent if one else None, results[0].result if one else None)
-    pairs = zip(intents, results, strict=False)
-    if not one and any(judge(entry, i.intent, r.result) == "wrong_booking" for i, r in pairs):
-        verdict = "wrong_booking"
-    return {"file": entry["file"], "said": entry["text"], "verdict": verdict,
+    readings = [(intents.get(r.utterance), r.result) for r in results]
+    return {"file": entry["file"], "said": entry["text"], "verdict": judge_request(entry, readings),
             "heard": " | ".join(e.text for e in events if isinstance(e, Transcript)),
-            "intent": [i.intent for i in intents], "result": [r.result.get("type") for r in results],
+            "intent": [intent for intent, _ in readings], "results": [result for _, result in readings],
             "voice_to_action_s": [round(x, 3) for x in latencies]}, latencies
 
 
