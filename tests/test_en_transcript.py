@@ -11,6 +11,7 @@ from assistant.asr.en_transcript import rewrite
     ("Book Fuji between 2-3-45 on Friday.", "Book Fuji between 2 to 3:45 on Friday."),
     ("schedule a sink in Matterhorn at 4pm today", "schedule a sync in Matterhorn at 4pm today"),
     ("Move the design sink to Monday at ten", "Move the design sync to Monday at ten"),
+    ("I'm Book Everest, on Friday at Quarterpass 2.", "I'm Book Everest, on Friday at Quarter pass 2."),  # GPU tiny.en
 ])
 def test_unambiguous_forms_are_put_right(heard: str, meant: str) -> None:
     assert rewrite(heard) == meant
