@@ -595,3 +595,14 @@ def test_two_rooms_named_are_asked_about(dialogue: Dialogue) -> None:
     assert isinstance(r, Clarify) and r.missing == ("room",) and "Fuji, Denali" in r.question
     r = say(dialogue, "denali", "out_of_scope", [("room", "denali")])
     assert isinstance(r, Command) and r.committed and r.room == "denali"
+
+
+def test_a_room_named_among_other_words_is_booked_and_says_what_was_heard(dialogue: Dialogue) -> None:
+    r = say(dialogue, "book the Fuji Rune tomorrow at half pass four", "book_meeting",
+            [("room", "Fuji Rune"), ("date", "tomorrow"), ("start_time", "half pass four")])
+    assert isinstance(r, Command) and r.committed and r.room == "fuji" and r.start.isoformat().startswith(
+        "2026-12-03T16:30")
+    assert 'room "Fuji Rune" taken as Fuji' in r.assumptions
+    exact = say(dialogue, "book Fuji tomorrow at 9", "book_meeting",
+                [("room", "Fuji"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(exact, Command) and not any("taken as Fuji" in a for a in exact.assumptions)

@@ -19,7 +19,7 @@ from assistant.booking.interval import Interval, TimePolicy, localize
 from assistant.booking.replies import clock, room_list, say
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
-from assistant.booking.rooms import Room, RoomDirectory
+from assistant.booking.rooms import MatchKind, Room, RoomDirectory
 from assistant.booking.store import Booked, Booking, BookingStore, Conflict
 
 __all__ = ["Dispatcher", "question"]
@@ -168,7 +168,7 @@ class Dispatcher:
             assumptions.append(f"no room said: {room.name}, the smallest free room for {people}")
         else:
             room = request.room.room
-            if request.room.similarity < 1.0 or not request.room.named:
+            if request.room.kind is not MatchKind.EXACT:  # "Fuji Rune", "Everist": what was heard, and taken as
                 assumptions.append(f"room \"{request.room.said}\" taken as {room.name}")
         command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
                           attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key,
