@@ -13,7 +13,10 @@ characters (德納利). Chinese recognizers correct such words against a hotword
 - a day part (上午, 下午, 中午, 晚上, 早上) only where a number follows (上五十点 -> 上午十点; 商务会议 stays),
   and then one syllable may be off if it starts with the same letter (向五两点 -> 下午两点);
 - a character that sounds like a numeral right before 点 is that numeral (就点 -> 九点);
-- an echo of 午 before a clock time goes (上午五十点半 -> 上午十点半: no hour is 五十).
+- an echo of 午 before a clock time goes (上午五十点半 -> 上午十点半: no hour is 五十), and of 点 after one
+  (十二点点 -> 十二点; 一点点, "a little", stays);
+- 定 (ding, as 订) where it asks for something (帮我定, 我想定, 请定) or comes right before a room's name: 订, the
+  booking word the model knows (Whisper base writes both; "帮我定明天上午九点的会议室" was read as no request).
 
 Nothing here guesses a meaning: it only rewrites sounds into the domain's spelling of them. A wrong reading that
 is left still reaches the dispatcher, which asks when in doubt.
@@ -33,6 +36,8 @@ _NUMERALS = "零一二三四五六七八九十两"
 _DIGIT_SOUNDS = dict(zip("0123456789", ("ling", "yi", "er", "san", "si", "wu", "liu", "qi", "ba", "jiu"), strict=True))
 _FOLLOWS_NUMBER = re.compile(rf"[{_NUMERALS}\d]")
 _ECHO = re.compile(r"([上下中]午)五(十[一二]?点)")
+_DOUBLE_DIAN = re.compile(r"((?:十[一二]?|[二三四五六七八九两]|\d{1,2})点)点(?!儿)")
+_ASKING_DING = re.compile(r"(帮我|给我|我想|我要|想要|请|麻烦)定")
 _INITIALS = set("bpmfdtnlgkhjqxrzcsyw")
 # The finals Whisper base wrote one for another on the corpus's voice (zhu as zhou and zhong, mu as mo)
 _ROUNDED = {"u", "ou", "o", "uo", "ong"}
@@ -111,7 +116,11 @@ class ChineseTranscriptFixer:
             if (chars[i + 1] == "点" and not fixed[i] and chars[i] not in _NUMERALS and not chars[i].isdigit()
                     and sounds[i] in self._numerals):
                 chars[i] = self._numerals[sounds[i]]
-        return _ECHO.sub(r"\1\2", "".join(chars))
+        text = _DOUBLE_DIAN.sub(r"\1", _ECHO.sub(r"\1\2", "".join(chars)))
+        text = _ASKING_DING.sub(r"\1订", text)
+        for name, _ in self._names:  # 定 right before a room's name
+            text = text.replace(f"定{name}", f"订{name}")
+        return text
 
     @staticmethod
     def _replace(chars: list[str], sounds: list[str | None], fixed: list[bool], word: str, syllables: list[str],
