@@ -606,3 +606,15 @@ def test_a_room_named_among_other_words_is_booked_and_says_what_was_heard(dialog
     exact = say(dialogue, "book Fuji tomorrow at 9", "book_meeting",
                 [("room", "Fuji"), ("date", "tomorrow"), ("start_time", "9")])
     assert isinstance(exact, Command) and not any("taken as Fuji" in a for a in exact.assumptions)
+
+
+def test_a_cancel_in_a_room_found_only_by_sound_asks_which_room(dialogue: Dialogue) -> None:
+    slots = [("room", "Denali"), ("date", "tomorrow"), ("start_time", "9 am"), ("duration", "an hour")]
+    assert isinstance(say(dialogue, "book Denali tomorrow at 9 am for an hour", "book_meeting", slots), Command)
+    r = say(dialogue, "cancel my meeting in Dinally tomorrow at 9", "cancel_meeting",
+            [("room", "Dinally"), ("date", "tomorrow"), ("start_time", "9")])
+    assert isinstance(r, Clarify) and r.missing == ("room",) and "Did you mean Denali" in r.question
+    assert len(dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2))) == 1  # nothing cancelled
+    named = say(dialogue, "Denali", "out_of_scope", [("room", "Denali")])
+    assert isinstance(named, Command) and named.action == "cancel_meeting" and named.committed
+    assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []

@@ -196,6 +196,9 @@ class Dispatcher:
 
     def _target(self, request: MeetingRequest, now: datetime, owner: str | None) -> Booking | Result:
         language = request.language
+        if request.room is not None and not request.room.sure:  # a cancel or a move acts on a room said surely
+            return Clarify(("room",), say(language, "which_room_to_change", room=request.room.room.name,
+                                          said=request.room.said))
         matching = self._find(request, now)
         found = [b for b in matching if self.may_change(b, owner)]
         if len(found) == 1:

@@ -33,6 +33,8 @@ _MESSAGES: dict[str, tuple[str, str]] = {
     "which_room": ("I heard two rooms, {names}. Which one?", "我听到了两个会议室：{names}。是哪一间？"),
     "did_you_mean_room": ('Did you mean {room} ("{said}")? Say yes to book it {when}, or say the room.',
                           "您是说{room}（“{said}”）吗？说“好”就订{when}，或者说出会议室的名字。"),
+    "which_room_to_change": ('Did you mean {room} ("{said}")? Say the room.',
+                             "您是说{room}（“{said}”）吗？请说出会议室的名字。"),
     "free_then": (" Free then: {names}.", "那时有空的会议室：{names}。"),
     "conflict": ("{room} is taken then.", "{room}那时已被占用。"),
     "conflict.others": (" {names} {verb} free at that time, or {room} is free from {later}.",
