@@ -9,14 +9,13 @@ import os
 import wave
 from pathlib import Path
 
-import numpy as np
 import pytest
-import soxr
 
 from assistant.asr.plausible import cut, implausible, prompt_lists
 from assistant.asr.whisper import WhisperRecognizer
 from assistant.config import load_settings
 from assistant.wiring import recognizer_hotwords
+from tests.test_speech_models import _pcm16k
 from tests.transcripts import normalized
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -64,9 +63,7 @@ def test_no_request_of_the_spoken_corpora_is_caught() -> None:
 
 def test_a_caught_text_is_decoded_again_without_the_prompt(tmp_path: Path) -> None:
     recognizer = WhisperRecognizer(tmp_path, "tiny.en", hotwords=recognizer_hotwords(SETTINGS))
-    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
-        rate, samples = wav.getframerate(), np.frombuffer(wav.readframes(wav.getnframes()), "<i2")
-    pcm = soxr.resample(samples, rate, 16_000).astype("<i2").tobytes()
+    pcm = _pcm16k(DATA / "book_everest_tomorrow_9.wav")
     echoed = "Book, reserve, cancel, move. Rooms: Everest, Kilimanjaro, Denali, Fuji, Matterhorn, Olympus."
     fine = "Book Everest tomorrow at 9 for an hour."
     texts = recognizer._plausible([pcm, pcm], [echoed, fine])  # as if the decoder had read the prompt back

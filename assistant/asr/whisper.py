@@ -149,16 +149,17 @@ class WhisperRecognizer:
     def _plausible(self, pcms: list[bytes], texts: list[str]) -> list[str]:
         """Texts that cannot be the speech decoded again without the prompt; cut where they still cannot be."""
         seconds = [len(pcm) / 32_000 for pcm in pcms]
-        bad = [i for i, text in enumerate(texts) if text and implausible(text, seconds[i], self._prompt_lists)]
-        if not bad:
+        reasons = {i: why for i, text in enumerate(texts)
+                   if text and (why := implausible(text, seconds[i], self._prompt_lists))}
+        if not reasons:
             return texts
+        bad = list(reasons)
         again = self._decode(self._encode([pcms[i] for i in bad]), len(bad), prompt=self._bare_prompt)
         out = list(texts)
         for i, text in zip(bad, again, strict=True):
-            reason = implausible(texts[i], seconds[i], self._prompt_lists)
             out[i] = text if not implausible(text, seconds[i], self._prompt_lists) else \
                 cut(text, seconds[i], self._prompt_lists)
-            print(f"[asr] {reason}: {texts[i][:80]!r} decoded again without the prompt: {out[i]!r}",
+            print(f"[asr] {reasons[i]}: {texts[i][:80]!r} decoded again without the prompt: {out[i]!r}",
                   file=sys.stderr, flush=True)
         self.redecoded += len(bad)
         return out

@@ -39,12 +39,14 @@ _MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, r
 _AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what a correction after a turn may change
 # New words that correct what was just said ("actually, make it three", "on Friday instead", "改成三点"): they change
 # the booking the turn before made rather than being read into the request again.
-_CORRECTION = re.compile(r"^\W*(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean|make (?:it|that)|rather|"
-                         r"change (?:it|that) to|no\W+\w)|\binstead\W*$|^\W*(?:改成|改到|换成|不是)", re.I)
+_HESITATION = r"(?:(?:uh|um|oh|sorry|wait)\W+)*"
+_CORRECTING = r"actually|i mean|make (?:it|that)|rather|no\W+\w"
+_CORRECTION = re.compile(rf"^\W*{_HESITATION}(?:{_CORRECTING}|change (?:it|that) to)|\binstead\W*$|"
+                         r"^\W*(?:改成|改到|换成|不是)", re.I)
 # ... and the same correction inside one utterance, after what it corrects ("at two. Actually, make it three"):
 # where it begins
-_CORRECTION_INSIDE = re.compile(r"[,.;!?]\s+(?=(?:(?:uh|um|oh|sorry|wait)\W+)*(?:actually|i mean|make (?:it|that)|"
-                                r"rather|no\W+\w)|[\w\s]+\binstead\W*$)|[，。；]\s*(?=改成|改到|换成|不是)", re.I)
+_CORRECTION_INSIDE = re.compile(rf"[,.;!?]\s+(?={_HESITATION}(?:{_CORRECTING})|[\w\s]+\binstead\W*$)|"
+                                r"[，。；]\s*(?=改成|改到|换成|不是)", re.I)
 _NEW_REQUEST_CONFIDENCE = 0.8  # new words alone this sure of a request (another intent, a room) are one of their own
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
                             r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
