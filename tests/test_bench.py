@@ -153,7 +153,6 @@ def test_bench_voice_reports_each_voice_with_its_split(tmp_path: Path) -> None:
     for voice in voices:
         assert sum(voice[k] for k in ("exact", "asked", "wrong", "wrong_booking")) == 2
         assert [u["file"] for u in voice["utterances"]] == ["r01.wav", "r02.wav"] and voice["latency"]["n"] >= 2
-    assert voices[0]["exact"] == 2  # hibari, the voice everything was tuned on
     assert plot.stat().st_size > 10_000
 
 
