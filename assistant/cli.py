@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -194,18 +194,24 @@ def _cmd_mic(args: argparse.Namespace) -> int:
                           "python -m sounddevice)") from exc
 
 
-def _language_model(args: argparse.Namespace, settings: Settings, rebuild: bool = False) -> NLUModel:
+def _language_model(args: argparse.Namespace, settings: Settings, rebuild: bool = False,
+                    progress: Callable[[str, float], None] | None = None) -> NLUModel:
     """--language en (MiniLM) or zh (the Chinese and mixed-language model on multilingual-e5)."""
     from assistant.wiring import chinese_model, meeting_model
 
-    return (chinese_model if args.language == "zh" else meeting_model)(settings, rebuild)
+    return (chinese_model if args.language == "zh" else meeting_model)(settings, rebuild, progress)
+
+
+def _progress_line(stage: str, done: float) -> None:
+    print(json.dumps({"stage": stage, "done": round(done, 4)}), flush=True)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
     settings = _settings(args)
     languages = ["en", "zh"] if args.language == "all" else [args.language]
     for language in languages:
-        model = _language_model(argparse.Namespace(language=language), settings, rebuild=args.force)
+        model = _language_model(argparse.Namespace(language=language), settings, rebuild=args.force,
+                                progress=_progress_line if args.progress_json else None)
         print(json.dumps({"language": language, "folder": str(model.folder), "dev": model.manifest["dev"],
                           "int8_kept": model.manifest["int8_kept"]}, indent=2))
     return 0
@@ -312,7 +318,18 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
     voices = tuple(v.strip() for v in args.voices.split(",") if v.strip()) if args.voices else ()
     return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
                                              args.config, args.asr_model, args.plot, args.limit,
-                                             args.side_by_side, args.babble))
+                                             args.side_by_side, args.babble, _engines(args.engines),
+                                             tuple(args.set)))
+
+
+def _engines(listed: str | None) -> tuple[str, ...]:
+    from assistant.config import ASR_ENGINES
+
+    engines = tuple(e.strip() for e in (listed or "").split(",") if e.strip())
+    unknown = set(engines) - set(ASR_ENGINES)
+    if unknown:
+        raise ConfigError(f"--engines: {', '.join(sorted(unknown))} is not one of {', '.join(ASR_ENGINES)}")
+    return engines
 
 
 def _cmd_bench_e2e(args: argparse.Namespace) -> int:
@@ -413,6 +430,8 @@ def _parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
+    train.add_argument("--progress-json", action="store_true",
+                       help='print {"stage": ..., "done": 0-1} lines while building (a server reads them)')
     train.add_argument("--language", choices=["all", "en", "zh"], default="all",
                        help="which model: en (MiniLM), zh (Chinese and mixed, multilingual-e5), all (both)")
     train.set_defaults(func=_cmd_train)
@@ -511,6 +530,10 @@ def _parser() -> argparse.ArgumentParser:
     voice.add_argument("--voices", help="comma-separated voices of the corpus (default: all)")
     voice.add_argument("--config", type=Path, help="the spawned servers' config (default: configs/default.toml)")
     voice.add_argument("--asr-model", choices=sorted(SPEECH_MODELS), help="the spawned servers' speech model")
+    voice.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override one config key of the spawned servers (repeatable)")
+    voice.add_argument("--engines", help="comma-separated [asr] engines to compare in one run, each voice on each: "
+                                         "whisper, moonshine (default: the config's)")
     voice.add_argument("--url", help="an already running server, one voice (default: one server per voice, each "
                                      "with a throwaway store)")
     voice.add_argument("--store", type=Path, help="booking file for the spawned server (one voice)")

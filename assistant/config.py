@@ -12,7 +12,8 @@ from assistant.errors import ConfigError
 from assistant.turn.policy import TURN_MODELS, TurnSettings
 
 __all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
-           "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings", "DEFAULT_CONFIG", "load_settings"]
+           "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings", "DEFAULT_CONFIG", "load_settings",
+           "ASR_ENGINES"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
@@ -57,6 +58,7 @@ class AudioSettings:
 
 @dataclass(frozen=True)
 class ASRSettings:
+    engine: str = "whisper"  # whisper (faster-whisper: any device, English and Chinese) | moonshine (English, CPU)
     model: str = "tiny.en"
     device: str = "cpu"
     compute_type: str = "int8"
@@ -203,12 +205,24 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
                     nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
-                    asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
+                    asr=_asr(data.get("asr", {}), f"{path} [asr]"),
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
                     turn=_turn(data.get("turn", {}), f"{path} [turn]"),
                     limits=_limits(data.get("limits", {}), f"{path} [limits]"),
                     access=_access(data.get("access", {}), path),
                     model_server=_model_server(data.get("model_server", {}), f"{path} [model_server]"))
+
+
+ASR_ENGINES = ("whisper", "moonshine")
+
+
+def _asr(data: Mapping[str, Any], where: str) -> ASRSettings:
+    asr: ASRSettings = _section(ASRSettings, data, where)
+    if asr.engine not in ASR_ENGINES:
+        raise ConfigError(f"{where}.engine: {asr.engine!r} is not one of {', '.join(ASR_ENGINES)}")
+    if asr.engine == "moonshine" and asr.device != "cpu":
+        raise ConfigError(f"{where}: engine \"moonshine\" runs on the CPU (device = \"cpu\"); on a GPU use whisper")
+    return asr
 
 
 def _model_server(data: Mapping[str, Any], where: str) -> ModelServerSettings:

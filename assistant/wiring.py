@@ -9,10 +9,12 @@ is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+from assistant.asr.moonshine import MoonshineRecognizer  # light: its model loads when one is built
 from assistant.asr.remote import RemoteRecognizer
 from assistant.asr.whisper import WhisperRecognizer  # light: faster-whisper loads when one is built
 from assistant.audio.endpointer import EndpointerConfig
@@ -30,6 +32,7 @@ from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.routing import LanguageRoutedParser
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.server.batcher import BatchPolicy
+from assistant.server.languages import Progress, train_in_subprocess
 from assistant.server.workers import LoadPolicy, Recognizer, Workers
 from assistant.text_pipeline import TextPipeline
 from assistant.turn.models import NOTHING, SOUND, turn_model
@@ -57,18 +60,18 @@ def shape_profile(settings: Settings) -> ShapeProfile:
         raise ConfigError(f"[nlu] {exc}") from exc
 
 
-def meeting_model(settings: Settings, rebuild: bool = False) -> NLUModel:
+def meeting_model(settings: Settings, rebuild: bool = False, progress: Progress | None = None) -> NLUModel:
     """The trained model for these settings: from the cache, or trained now (minutes, with progress)."""
     from models.model_cache import ensure_meeting_model  # the build side, only when a model is needed
 
-    return ensure_meeting_model(settings.cache_dir, rebuild=rebuild)
+    return ensure_meeting_model(settings.cache_dir, rebuild=rebuild, progress=progress)
 
 
-def chinese_model(settings: Settings, rebuild: bool = False) -> NLUModel:
+def chinese_model(settings: Settings, rebuild: bool = False, progress: Progress | None = None) -> NLUModel:
     """The Chinese and mixed-language model: from the cache, or trained now (minutes, with progress)."""
     from models.model_cache import ensure_chinese_model
 
-    return ensure_chinese_model(settings.cache_dir, rebuild=rebuild)
+    return ensure_chinese_model(settings.cache_dir, rebuild=rebuild, progress=progress)
 
 
 def _languages(settings: Settings) -> list[str]:
@@ -204,11 +207,18 @@ class VoiceServer:
     stream: StreamConfig
 
 
-def build_recognizer(settings: Settings, asr_model: str | None = None) -> WhisperRecognizer:
-    """The configured recognizer, loaded and warm (its first decode is paid here, not by someone's first
-    command). On a CUDA 13-only machine this process restarts first with cuBLAS 13 linked under the CUDA 12
-    names CTranslate2 loads, so call it before anything else loads CTranslate2."""
+def build_recognizer(settings: Settings, asr_model: str | None = None) -> WhisperRecognizer | MoonshineRecognizer:
+    """The configured English recognizer, loaded and warm (its first decode is paid here, not by someone's
+    first command). On a CUDA 13-only machine this process restarts first with cuBLAS 13 linked under the CUDA
+    12 names CTranslate2 loads, so call it before anything else loads CTranslate2. `asr_model`: a Whisper
+    model instead of [asr] model, or "moonshine" for the Moonshine engine."""
     asr = settings.asr
+    if asr.engine == "moonshine" or asr_model == "moonshine":
+        rooms = RoomDirectory.load(settings.rooms_file).rooms
+        moonshine = MoonshineRecognizer([room.name for room in rooms] if asr.hotwords else [])
+        _say("asr", f"moonshine tiny (cpu, onnxruntime; room names lifted: {'yes' if asr.hotwords else 'no'})")
+        moonshine.warm_up()
+        return moonshine
     if asr.device == "cuda":
         from assistant.asr.cuda_libs import reexec_with_cublas12_links
 
@@ -263,13 +273,18 @@ def build_gateway_models(settings: Settings, models_url: str) -> tuple[RemoteRec
 
 
 def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None,
-                       models_url: str | None = None) -> VoiceServer:
+                       models_url: str | None = None, build_chinese: Callable[[Progress], None] | None = None
+                       ) -> VoiceServer:
     """Models loaded and warm; the recognizer first (a CUDA restart, if one is needed, comes before any other
     loading). With `models_url` (triton://HOST:PORT) this process is a gateway: the models run on the model
-    server, and several gateways share it."""
+    server, and several gateways share it.
+
+    English is served as soon as its model is ready; Chinese ([nlu] languages) is made ready behind it, in a
+    thread (its model trained first, in a process of its own, when the cache has none: minutes), and sessions
+    that ask for it meanwhile are told how far along it is. `build_chinese`: how a missing Chinese model is
+    built (default: `assistant train --language zh` at a lower priority)."""
     recognizer: Recognizer
-    others: dict[str, Recognizer] = {}
-    chinese: WhisperRecognizer | None = None  # multilingual: it also tells languages apart ("auto" sessions)
+    routed: LanguageRoutedParser | None = None
     if models_url is not None:
         recognizer, parser = build_gateway_models(settings, models_url)
         pipeline = build_text_pipeline(settings, store_file, commit=True, parser=parser)
@@ -277,10 +292,10 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
                          retry_s=settings.model_server.retry_s)
     else:
         recognizer = build_recognizer(settings, asr_model)
-        chinese = build_chinese_recognizer(settings)
-        if chinese is not None:
-            others["zh"] = chinese
-        pipeline = build_text_pipeline(settings, store_file, commit=True, verbose=True)
+        english = build_parser(settings, verbose=True)
+        if "zh" in _languages(settings):
+            routed = LanguageRoutedParser(english, None)
+        pipeline = build_text_pipeline(settings, store_file, commit=True, parser=routed or english)
         policy = load_policy(settings)
     _say("serve", f"batching: asr up to {policy.asr.max_batch} (wait {policy.asr.max_delay_us} us), "
                   f"nlu up to {policy.nlu.max_batch} (wait {policy.nlu.max_delay_us} us)")
@@ -292,6 +307,34 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     turn = settings.turn
     _say("turn", f"{turn.model}: read after {turn.read_after_ms} ms of silence; end after {turn.complete_ms} ms "
                  f"(complete) / {turn.hold_ms} ms (incomplete) / {settings.audio.hangover_ms} ms (otherwise)")
-    return VoiceServer(Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector, others=others,
-                               identifier=chinese),
-                       stream_config(settings))
+    workers = Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector)
+    if routed is not None:
+        make_chinese_ready(settings, workers, routed, build_chinese)
+    return VoiceServer(workers, stream_config(settings))
+
+
+def make_chinese_ready(settings: Settings, workers: Workers, routed: LanguageRoutedParser,
+                       build: Callable[[Progress], None] | None = None) -> None:
+    """In the background: the Chinese model (built first when the cache has none), its parser, then its
+    recognizer (multilingual: it also tells languages apart for "auto" sessions), installed into the serving
+    workers and parser when all are ready."""
+    from models.model_cache import cached_model
+
+    routed.waiting = lambda: workers.unavailable("zh")
+    build = build or train_in_subprocess("zh", settings.cache_dir, settings.cache_dir / "nlu" / "zh-build.log")
+
+    def make(progress: Progress, loading: Callable[[], None]) -> tuple[IntentSlotParser, WhisperRecognizer | None]:
+        if cached_model(settings.cache_dir, "zh") is None:
+            _say("serve", "no Chinese model yet: building it in the background (minutes; English is served now)")
+            build(progress)
+        loading()
+        return build_parser(settings, chinese_model(settings), verbose=True), build_chinese_recognizer(settings)
+
+    def install(made: tuple[IntentSlotParser, WhisperRecognizer | None]) -> None:
+        parser, recognizer = made
+        routed.chinese = parser  # typed Chinese first: a Chinese session's first words are parsed by it
+        if recognizer is not None:
+            workers.add_language("zh", recognizer, recognizer)
+        workers.note_models("zh", recognizer, parser.backend.info())
+
+    workers.builds.start("zh", make, install)

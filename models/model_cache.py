@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from models.multilingual_encoder import multilingual_encoder_version
 from models.train_config import TrainConfig
 
 __all__ = ["RECIPE_VERSION", "RECIPE_SOURCES", "CHINESE_GENERATOR", "CHINESE_TRAINING", "model_key",
-           "ensure_meeting_model", "ensure_chinese_model"]
+           "ensure_meeting_model", "ensure_chinese_model", "cached_model"]
 
 # The Chinese (and mixed-language) model: multilingual-e5-small is twice MiniLM's depth, so fewer requests keep
 # its training within minutes on two cores; it reads Chinese a character a token, which its pretraining cut into
@@ -63,7 +64,9 @@ def model_key(generator: GeneratorConfig, training: TrainConfig) -> str:
 
 
 def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: GeneratorConfig | None = None,
-                         training: TrainConfig | None = None) -> NLUModel:
+                         training: TrainConfig | None = None,
+                         progress: Callable[[str, float], None] | None = None) -> NLUModel:
+    """`progress`: told (stage, fraction done) while a model is built (models/recipe.py STAGES)."""
     generator = generator or GeneratorConfig()
     training = training or TrainConfig()
     root = cache_dir / "nlu"
@@ -83,13 +86,23 @@ def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: Gene
                 "pip install -e '.[train]'"
             ) from exc
         encoder = _encoder_folder(generator.language, cache_dir)
-        build_folder(folder, lambda staging: build_meeting_nlu(staging, generator, training, key, encoder))
+        build_folder(folder, lambda staging: build_meeting_nlu(staging, generator, training, key, encoder,
+                                                                    progress))
     return load_model(folder)
 
 
-def ensure_chinese_model(cache_dir: Path, rebuild: bool = False) -> NLUModel:
+def ensure_chinese_model(cache_dir: Path, rebuild: bool = False,
+                         progress: Callable[[str, float], None] | None = None) -> NLUModel:
     """The Chinese and mixed-language model (docs/multilingual.md), found or built like the English one."""
-    return ensure_meeting_model(cache_dir, rebuild, CHINESE_GENERATOR, CHINESE_TRAINING)
+    return ensure_meeting_model(cache_dir, rebuild, CHINESE_GENERATOR, CHINESE_TRAINING, progress)
+
+
+def cached_model(cache_dir: Path, language: str) -> NLUModel | None:
+    """The language's model when it is already built; None when building it would take minutes."""
+    generator, training = (CHINESE_GENERATOR, CHINESE_TRAINING) if language == "zh" else \
+        (GeneratorConfig(), TrainConfig())
+    folder = cache_dir / "nlu" / model_key(generator, training)
+    return load_model(folder) if (folder / "manifest.json").exists() else None
 
 
 def _encoder_folder(language: str, cache_dir: Path) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,17 +74,20 @@ def deterministic_kernels() -> Iterator[None]:
 
 
 def train_joint_model(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer,
-                      labels: LabelSet, config: TrainConfig, desc: str = "training", device: str = "cpu"
-                      ) -> JointIntentSlotModel:
-    """`device`: "cpu" (the meeting model's recipe, bit-reproducible) or "cuda" (benchmarks such as ATIS)."""
+                      labels: LabelSet, config: TrainConfig, desc: str = "training", device: str = "cpu",
+                      progress: Callable[[float], None] | None = None) -> JointIntentSlotModel:
+    """`device`: "cpu" (the meeting model's recipe, bit-reproducible) or "cuda" (benchmarks such as ATIS).
+    `progress`: told the fraction of steps done after each step (a server building a model in the background
+    shows it)."""
     if device.startswith("cuda"):
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS needs a fixed workspace
     with deterministic_kernels():
-        return _train(encoder_dir, features, tokenizer, labels, config, desc, torch.device(device))
+        return _train(encoder_dir, features, tokenizer, labels, config, desc, torch.device(device), progress)
 
 
 def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceTokenizer, labels: LabelSet,
-           config: TrainConfig, desc: str, device: torch.device) -> JointIntentSlotModel:
+           config: TrainConfig, desc: str, device: torch.device, progress: Callable[[float], None] | None
+           ) -> JointIntentSlotModel:
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model = JointIntentSlotModel.from_pretrained_encoder(
@@ -122,6 +125,8 @@ def _train(encoder_dir: Path, features: Sequence[Feature], tokenizer: WordPieceT
                 schedule.step()
                 bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
                 bar.update()
+                if progress is not None:
+                    progress(bar.n / total)
     return model.eval()
 
 

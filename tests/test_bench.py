@@ -141,18 +141,24 @@ def test_the_voice_bench_judges_a_booking_from_no_booking_request_wrong() -> Non
 
 
 @pytest.mark.usefixtures("meeting_model")
-def test_bench_voice_reports_each_voice_with_its_split(tmp_path: Path) -> None:
+def test_bench_voice_reports_each_voice_with_its_split_on_each_engine(tmp_path: Path) -> None:
     out, plot = tmp_path / "voice.json", tmp_path / "voice.png"
     proc = subprocess.run([sys.executable, "-m", "assistant", "bench", "voice", "--voices", "hibari,espeak",
+                           "--engines", "whisper,moonshine", "--set", 'nlu.languages=["en"]',
                            "--limit", "2", "--json", str(out), "--plot", str(plot)],
-                          capture_output=True, timeout=300, check=False)
+                          capture_output=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
-    voices = json.loads(out.read_text())["voices"]
-    assert [(v["voice"], v["split"], v["requests"]) for v in voices] == [("hibari", "tune", 2),
-                                                                         ("espeak", "untuned", 2)]
+    report = json.loads(out.read_text())
+    assert report["engines"] == ["whisper", "moonshine"] and report["overrides"] == ['nlu.languages=["en"]']
+    voices = report["voices"]
+    assert [(v["asr"], v["voice"], v["split"], v["requests"]) for v in voices] == [
+        ("whisper", "hibari", "tune", 2), ("whisper", "espeak", "untuned", 2),
+        ("moonshine", "hibari", "tune", 2), ("moonshine", "espeak", "untuned", 2)]
     for voice in voices:
         assert sum(voice[k] for k in ("exact", "asked", "wrong", "wrong_booking")) == 2
         assert [u["file"] for u in voice["utterances"]] == ["r01.wav", "r02.wav"] and voice["latency"]["n"] >= 2
+        memory = voice["server_memory"]
+        assert 50 < memory["idle_rss_mb"] <= memory["peak_rss_mb"]
     assert plot.stat().st_size > 10_000
 
 

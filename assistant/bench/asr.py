@@ -18,6 +18,7 @@ from tqdm import tqdm
 from assistant.bench.e2e import load_corpus
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
+from assistant.errors import ConfigError
 
 __all__ = ["run_asr_bench", "ASRBenchOptions"]
 
@@ -32,12 +33,15 @@ class ASRBenchOptions:
 
 
 def run_asr_bench(settings: Settings, options: ASRBenchOptions) -> int:
-    from assistant.asr.whisper import float_audio
+    from assistant.asr.whisper import WhisperRecognizer, float_audio
     from assistant.wiring import build_recognizer, recognizer_hotwords
 
     asr = settings.asr
     model = options.asr_model or asr.model
     recognizer = build_recognizer(settings, model)
+    if not isinstance(recognizer, WhisperRecognizer):
+        raise ConfigError("bench asr measures faster-whisper's batching ([asr] engine = \"whisper\"); "
+                          "bench voice --engines compares the engines")
     commands = [item.pcm for item in load_corpus(options.corpus) if item.rate == 16_000 and item.channels == 1]
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 

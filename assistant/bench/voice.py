@@ -61,6 +61,8 @@ class VoiceBenchOptions:
     limit: int | None = None  # only the first N requests (a quick check of the bench itself)
     side_by_side: bool = False  # the voices at once, each with its own server (a GPU has room for them)
     babble_db: float | None = None  # each request over TALKERS others of its voice at this SNR (bench/babble.py)
+    engines: tuple[str, ...] = ()  # [asr] engines compared in this run, each voice on each (default: the config's)
+    overrides: tuple[str, ...] = ()  # --set SECTION.KEY=VALUE for the spawned servers
 
 
 @dataclass(frozen=True)
@@ -158,28 +160,45 @@ def _row(entry: dict[str, Any], received: list[Received]) -> tuple[dict[str, Any
             "voice_to_action_s": [round(x, 3) for x in latencies]}, latencies
 
 
-def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchOptions, scratch: Path
-               ) -> dict[str, Any]:
+def _memory_mb(pid: int) -> dict[str, float]:
+    """The process's resident memory now (VmRSS) and at its highest (VmHWM), in MB (Linux)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = round(int(value.split()[0]) / 1024, 1)
+    return fields
+
+
+def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchOptions, scratch: Path,
+               engine: str | None = None) -> dict[str, Any]:
     config_args = [*(["--config", str(options.config)] if options.config else []),
-                   *(["--set", f"asr.model={json.dumps(options.asr_model)}"] if options.asr_model else [])]
-    store = options.store or scratch / f"bookings-{voice.name}.sqlite"
+                   *(["--set", f"asr.model={json.dumps(options.asr_model)}"] if options.asr_model else []),
+                   *(["--set", f"asr.engine={engine}"] if engine else []),
+                   *(arg for override in options.overrides for arg in ("--set", override))]
+    store = options.store or scratch / f"bookings-{voice.name}-{engine or 'asr'}.sqlite"
     server, url = (None, options.url) if options.url else spawn_server(store, config_args)
+    idle = _memory_mb(server.pid) if server is not None else {}
     rows, latencies = [], []
     try:
-        for index, entry in enumerate(tqdm(entries, desc=f"bench voice {voice.name}", unit="request",
+        for index, entry in enumerate(tqdm(entries, desc=f"bench voice {voice.name}"
+                                                          + (f" ({engine})" if engine else ""), unit="request",
                                            file=sys.stderr)):
             audio = _audio(voice, entries, index, options.babble_db)
             row, took = _row(entry, _hear(url, audio, options.language))
             rows.append(row)
             latencies += took
+        served = _memory_mb(server.pid) if server is not None else {}
     finally:
         if server is not None:
             server.terminate()
             server.wait(30)
     counts = Counter(row["verdict"] for row in rows)
-    return {"voice": voice.name, "split": voice.split, "engine": voice.engine, "requests": len(rows),
+    memory = {"idle_rss_mb": idle.get("VmRSS"), "peak_rss_mb": served.get("VmHWM")} if idle else {}
+    return {"voice": voice.name, "split": voice.split, "engine": voice.engine, "asr": engine or "",
+            "requests": len(rows),
             **{verdict: counts[verdict] for verdict in VERDICTS},
-            "latency": LatencyStats.from_seconds(latencies).as_dict(), "utterances": rows}
+            "latency": LatencyStats.from_seconds(latencies).as_dict(), "server_memory": memory, "utterances": rows}
 
 
 def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
@@ -190,7 +209,7 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
 
     colors = {"exact": "tab:green", "asked": "tab:orange", "wrong": "tab:gray", "wrong_booking": "tab:red"}
     fig, (share, wait) = plt.subplots(1, 2, figsize=(11, 4))
-    names = [f"{v['voice']}\n({v['split']})" for v in voices]
+    names = [f"{v['voice']}\n({v['split']})" + (f"\n{v['asr']}" if v.get("asr") else "") for v in voices]
     bottom = [0.0] * len(voices)
     for verdict in VERDICTS:
         part = [100 * v[verdict] / v["requests"] for v in voices]
@@ -212,7 +231,8 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
 
 def plot_title(model: str, machine: dict[str, Any]) -> str:
     where = ", ".join(machine["gpus"]) if machine.get("gpus") else f"{machine['cpu']}, {machine['cores']} cores"
-    return f"spoken corpus per voice (faster-whisper {model}; {where})"
+    engine = model if " vs " in model or model.startswith("moonshine") else f"faster-whisper {model}"
+    return f"spoken corpus per voice ({engine}; {where})"
 
 
 def run_voice_bench(options: VoiceBenchOptions) -> int:
@@ -230,20 +250,27 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
     if (options.url or options.store) and len(voices) > 1:
         raise ConfigError("--url and --store serve one voice at a time (each voice books into an empty store): "
                           "name one with --voices")
+    if options.engines and options.url:
+        raise ConfigError("--engines starts a server per engine: leave out --url")
     scratch = Path(tempfile.mkdtemp(prefix="bench-voice-"))  # throwaway stores, outside the corpus
+    runs = [(voice, engine) for engine in (options.engines or (None,)) for voice in voices]
     try:
         if options.side_by_side:
             with ThreadPoolExecutor(len(voices)) as pool:
-                results = list(pool.map(lambda voice: _run_voice(voice, entries, options, scratch), voices))
+                results = list(pool.map(lambda run: _run_voice(run[0], entries, options, scratch, run[1]), runs))
         else:
-            results = [_run_voice(voice, entries, options, scratch) for voice in voices]
+            results = [_run_voice(voice, entries, options, scratch, engine) for voice, engine in runs]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(format_table(
-        ["voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms"],
-        [[r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"], r["wrong_booking"],
-          f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}"] for r in results]))
-    model = options.asr_model or load_settings(options.config, os.environ).asr.model
+        ["asr", "voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms", "idle RSS MB"],
+        [[r["asr"] or "-", r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"],
+          r["wrong_booking"], f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}",
+          r["server_memory"].get("idle_rss_mb", "-")] for r in results]))
+    settings = load_settings(options.config, os.environ, options.overrides)
+    model = options.asr_model or (settings.asr.model if settings.asr.engine == "whisper" else "moonshine tiny")
+    if options.engines:
+        model = " vs ".join(options.engines)
     if options.babble_db is not None:
         model += f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
     if options.json:
@@ -252,6 +279,7 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                                     "machine": machine_info(), "language": options.language,
                                     "config": str(options.config or "configs/default.toml"), "asr_model": model,
                                     "voices_side_by_side": options.side_by_side,
+                                    "engines": list(options.engines), "overrides": list(options.overrides),
                                     "babble_snr_db": options.babble_db,
                                     "voices": results})
     if options.plot:

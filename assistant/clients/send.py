@@ -24,7 +24,8 @@ from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server
 
 __all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "auth_headers", "Received", "FATAL_CODES"]
 
-FATAL_CODES = ("bad_start", "unsupported_audio", "unauthorized")  # the server cannot use this stream at all
+FATAL_CODES = ("bad_start", "unsupported_audio", "unauthorized", "language_unavailable")  # the server cannot
+# use this stream at all (a language still being built: try again later)
 
 
 def auth_headers(token: str | None) -> dict[str, str]:

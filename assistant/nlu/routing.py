@@ -10,7 +10,7 @@ One `parse_many` call still makes one model call per model, so the server's batc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from assistant.booking.zh_time import has_chinese
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, Understanding, clean_text
@@ -21,11 +21,16 @@ __all__ = ["LanguageRoutedParser"]
 
 
 class LanguageRoutedParser:
-    """Parses like IntentSlotParser; `backend` and `tokenizer` are the English model's (the default one)."""
+    """Parses like IntentSlotParser; `backend` and `tokenizer` are the English model's (the default one).
 
-    def __init__(self, english: IntentSlotParser, chinese: IntentSlotParser) -> None:
+    `chinese` may come later (a server builds it while it serves English: assistant/server/languages.py); until
+    then a Chinese text is refused with `language_unavailable` and the reason `waiting()` gives."""
+
+    def __init__(self, english: IntentSlotParser, chinese: IntentSlotParser | None,
+                 waiting: Callable[[], str] = lambda: "Chinese is not ready yet") -> None:
         self.english = english
         self.chinese = chinese
+        self.waiting = waiting
 
     @property
     def backend(self) -> NLUBackend:
@@ -42,7 +47,12 @@ class LanguageRoutedParser:
         chinese = [i for i, text in enumerate(texts) if has_chinese(clean_text(text))]
         english = sorted(set(range(len(texts))) - set(chinese))
         results: dict[int, Understanding | ParseFailure] = {}
-        for parser, indices in ((self.english, english), (self.chinese, chinese)):
-            if indices:
+        chinese_parser = self.chinese  # read once: it may be set meanwhile, by the thread that built it
+        if chinese_parser is None and chinese:
+            reason = self.waiting()
+            results.update({i: ParseFailure(texts[i], "language_unavailable", reason) for i in chinese})
+            chinese = []
+        for parser, indices in ((self.english, english), (chinese_parser, chinese)):
+            if indices and parser is not None:
                 results.update(zip(indices, parser.parse_many([texts[i] for i in indices]), strict=True))
         return [results[i] for i in range(len(texts))]

@@ -51,6 +51,11 @@ class ServerMetrics:
         self.closed = Counter("voice_sessions_closed", "Connections the server closed for a limit (start_timeout, "
                               "idle_timeout, session_too_long, too_fast, unauthorized)", ["reason"], registry=r)
         self.limits = Info("voice_limits", "Per-client limits ([limits]) and access rules ([access])", registry=r)
+        self.language_ready = Gauge("voice_language_ready", "1 when the language is served; 0 while it is being "
+                                    "built or loaded in the background, or when that failed", ["language"],
+                                    registry=r)
+        self.language_build = Gauge("voice_language_build_fraction", "How far a language's background build has "
+                                    "come (0-1)", ["language", "state"], registry=r)
         self.finals_reused = Counter("voice_finals_reused", "Turns acted on from the read at their last pause, "
                                      "without decoding again", registry=r)
 

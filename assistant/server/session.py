@@ -85,10 +85,7 @@ class Session:
             raise ProtocolError("bad_start", str(exc)) from None
         self.language = start.language or "en"
         if not workers.hears(self.language):
-            raise ProtocolError("language_unavailable", f"this server hears {', '.join(workers.languages)} only; "
-                                                        f"not {self.language!r}" + (
-                                                            " (it tells languages apart where it hears two)"
-                                                            if self.language == "auto" else ""))
+            raise ProtocolError("language_unavailable", workers.unavailable(self.language))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
         self.turns = TurnTaker(self.stream, workers.turn_model, workers.turn)
         self.workers = workers

@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,11 @@ def _drain(stream: IO[str], echo: bool, log: list[str] | None) -> None:
 
 
 def spawn_server(store: Path, extra_args: Sequence[str] = (), echo_log: bool = False,
-                 log: list[str] | None = None, env: Mapping[str, str] | None = None
-                 ) -> tuple[subprocess.Popen[str], str]:
-    """The running server process and its ws:// URL, once it listens (models loaded, warm-up done). `log`
-    collects the server's log lines after start-up (tests look for tracebacks in it)."""
+                 log: list[str] | None = None, env: Mapping[str, str] | None = None,
+                 every_language: bool = True, timeout_s: float = 600.0) -> tuple[subprocess.Popen[str], str]:
+    """The running server process and its ws:// URL, once it listens (models loaded, warm-up done) and, with
+    `every_language`, once the languages it makes ready in the background are served too (/healthz says "ok"
+    and nothing more). `log` collects the server's log lines after start-up (tests look for tracebacks in it)."""
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store),
                              *extra_args], stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
@@ -38,11 +41,29 @@ def spawn_server(store: Path, extra_args: Sequence[str] = (), echo_log: bool = F
             sys.stderr.write(f"[server] {line}")
         if line.startswith("listening on "):
             threading.Thread(target=_drain, args=(proc.stderr, echo_log, log), daemon=True).start()
-            return proc, line.split()[-1]
+            url = line.split()[-1]
+            if every_language:
+                _wait_for_languages(proc, url, timeout_s)
+            return proc, url
         said.append(line)
     proc.wait(30)
     last = "".join(said[-15:])  # why it stopped: the caller sees it without re-running with echo
     raise RuntimeError(f"the server did not start (exit code {proc.returncode}); its last words:\n{last}")
+
+
+def _wait_for_languages(proc: subprocess.Popen[str], url: str, timeout_s: float) -> None:
+    health = url.replace("ws://", "http://", 1).rstrip("/") + "/healthz"
+    deadline = time.monotonic() + timeout_s
+    body = ""
+    while time.monotonic() < deadline and proc.poll() is None:
+        with urllib.request.urlopen(health, timeout=10) as response:
+            body = response.read().decode()
+        if body == "ok\n":
+            return
+        if "could not be made ready" in body:
+            break
+        time.sleep(0.2)
+    raise RuntimeError(f"the server at {url} did not make every language ready: {body.strip()!r}")
 
 
 def free_ports(count: int) -> list[int]:

@@ -98,8 +98,9 @@ def http_routes(workers: Workers) -> Callable[[Request], Awaitable[Response]]:
             return _json(200, "OK", _day_json(view))
         if url.path == "/metrics":
             return _response(200, "OK", CONTENT_TYPE_LATEST, workers.metrics.render())
-        if url.path == "/healthz":
-            return _response(200, "OK", "text/plain; charset=utf-8", b"ok\n")
+        if url.path == "/healthz":  # serving; then a line per language still being made ready, if any
+            lines = ["ok", *(f"{state.language}: {state.describe()}" for state in workers.builds.pending())]
+            return _response(200, "OK", "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
         return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")
 
     return route

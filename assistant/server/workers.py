@@ -19,10 +19,12 @@ from typing import Any, Protocol, TypeVar
 
 from assistant.errors import ModelServerUnavailable
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
+from assistant.server.languages import LanguageBuilds, LanguageState
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.models import WORDS, turn_model
 from assistant.turn.policy import TurnSettings
+from engines.base import BackendInfo
 
 __all__ = ["Recognizer", "LanguageIdentifier", "TurnDetector", "LoadPolicy", "Workers", "FINAL", "READ", "PARTIAL"]
 
@@ -98,24 +100,60 @@ class Workers:
         self.decode_s = 0.0  # a moving average of recent decode times
         self.speakers = 0  # sessions whose speaker is mid-utterance
         backend = pipeline.backend
-        self.metrics.models.info({
+        self._models = {
             "asr_model": recognizer.model_name, "asr_device": f"{recognizer.device} {recognizer.compute_type}",
             "nlu_backend": backend.name, "nlu_precision": backend.precision, "nlu_device": backend.device,
             "asr_max_batch": str(self.policy.asr.max_batch), "nlu_max_batch": str(self.policy.nlu.max_batch),
-        })
+        }
+        self.metrics.models.info(self._models)
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr_by_language = {"en": self._asr_batcher("asr", recognizer),
-                                 **{language: self._asr_batcher(f"asr_{language}", other)
-                                    for language, other in (others or {}).items()}}
+        self._asr_by_language = {"en": self._asr_batcher("asr", recognizer)}
         self._identify: DynamicBatcher[tuple[bytes, int], tuple[str, str | None]] | None = None
-        if identifier is not None and others:
-            self._identify = self._identify_batcher(identifier, tuple(self._asr_by_language))
+        for language, other in (others or {}).items():
+            self.add_language(language, other, identifier)
+        self.builds = LanguageBuilds()  # languages still being made ready (assistant/server/languages.py)
+        self.builds.listeners.append(self._language_changed)
+        self.metrics.language_ready.labels("en").set(1)
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
         if turn_detector is not None:  # its own thread: about 120 ms a call on a 2-core CPU
             self._turn = DynamicBatcher("turn", turn_detector.probabilities, BatchPolicy(max_batch=8),
                                         lambda _, size, took: self._batch_done("turn", size, took))
+
+    def add_language(self, language: str, recognizer: Recognizer, identifier: LanguageIdentifier | None) -> None:
+        """Hear `language` from now on (a language made ready while serving): its own batcher, and "auto"
+        sessions once an identifier tells the languages apart. Called on any thread: each dict is replaced
+        whole, never changed in place, so a session reading them sees the old set or the new one."""
+        self._asr_by_language = {**self._asr_by_language, language: self._asr_batcher(f"asr_{language}", recognizer)}
+        if identifier is not None:
+            replaced, self._identify = self._identify, self._identify_batcher(identifier, tuple(self._asr_by_language))
+            if replaced is not None:
+                replaced.close()
+
+    def note_models(self, language: str, recognizer: Recognizer | None, backend: BackendInfo) -> None:
+        """A language's models in /metrics once it is served ("zh_nlu_backend", ...)."""
+        more = {f"{language}_nlu_backend": backend.name, f"{language}_nlu_precision": backend.precision,
+                f"{language}_nlu_device": backend.device}
+        if recognizer is not None:
+            more[f"{language}_asr_model"] = recognizer.model_name
+        self._models = {**self._models, **more}
+        self.metrics.models.info(self._models)
+
+    def _language_changed(self, state: LanguageState) -> None:
+        self.metrics.language_ready.labels(state.language).set(1 if state.state == "ready" else 0)
+        self.metrics.language_build.clear()
+        for each in self.builds.all():
+            self.metrics.language_build.labels(each.language, each.state).set(each.done)
+
+    def unavailable(self, language: str) -> str:
+        """Why sessions in `language` ("auto" included) are refused: still being built, or not heard here."""
+        pending = [state for state in self.builds.pending() if language in (state.language, "auto")]
+        if pending:
+            return "; ".join(state.describe() for state in pending) + \
+                f". {', '.join(self.languages)} is served meanwhile; try again later"
+        return f"this server hears {', '.join(self.languages)} only; not {language!r}" + (
+            " (it tells languages apart where it hears two)" if language == "auto" else "")
 
     def _asr_batcher(self, name: str, recognizer: Recognizer) -> DynamicBatcher[tuple[bytes, int], str]:
         def decode(items: list[tuple[bytes, int]]) -> list[str]:

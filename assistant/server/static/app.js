@@ -199,6 +199,9 @@ function onEvent(socket, event) {
       if (event.code === "unauthorized") {
         if (state.listening) toggle(); // stop: reconnecting without a token would only be refused again
         showError("This server needs an access token: open this page as /#token=YOUR_TOKEN.");
+      } else if (event.code === "language_unavailable") {
+        if (state.listening) toggle(); // e.g. Chinese still being built: its message says how far along
+        showError(`${event.message}.`);
       } else {
         showError(`The server refused something: ${event.message} (${event.code}).`);
       }
