@@ -34,10 +34,10 @@ from models.train_config import TrainConfig
 
 __all__ = ["build_meeting_nlu", "chinese_characters_apart", "MAX_PARITY_DIFF", "Progress", "STAGES"]
 
-# What a build tells whoever waits for it: (stage, fraction of the whole build done). The stages' shares of the
-# time are those measured on 2 cores (docs/multilingual.md "What a model costs to build").
+# What a build tells whoever waits for it: (stage, fraction of the whole build done). The shares are about those
+# of the stages' time on 2 cores (each manifest's stage_seconds; docs/multilingual.md).
 Progress = Callable[[str, float], None]
-STAGES = {"generating": (0.0, 0.02), "training": (0.02, 0.93), "checking": (0.93, 1.0)}
+STAGES = {"generating": (0.0, 0.01), "training": (0.01, 0.97), "checking": (0.97, 1.0)}
 _SENSITIVITY_REQUESTS = 400
 
 MAX_PARITY_DIFF = 1e-3  # ONNX Runtime vs PyTorch, logits; beyond this the export is wrong, not rounding
@@ -157,8 +157,8 @@ def _int8(out_dir: Path, files: JointModelFiles, generator: GeneratorConfig, tra
           tokenizer: WordPieceTokenizer, labels: LabelSet, dev_features: list[Feature], fp32: dict[str, Any],
           report: Callable[[str, float], None]) -> tuple[Any, bool, tuple[str, ...]]:
     """The CPU's INT8 file, gated on dev: all weight products quantized; where that fails the gate, the layers
-    that change the most answers on calibration requests kept float, one more at a time (models/quantize.py).
-    Returns its dev scores, whether it was kept, and the layers left float."""
+    whose quantization moves the outputs most on calibration requests kept float, one more at a time
+    (models/quantize.py). Returns its dev scores, whether it was kept, and the layers left float."""
     fp32_path, int8_path = out_dir / "model.onnx", out_dir / "model.int8.onnx"
 
     def dev_scores(path: Path) -> Any:
