@@ -64,7 +64,8 @@ bench-nlu: install-test
 	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json --plot docs/benchmarks/nlu-cpu.png
 
 bench-voice: install-test
-	$(VENV)/bin/assistant bench voice --json docs/benchmarks/voice-cpu.json --plot docs/benchmarks/voice-cpu.png
+	$(VENV)/bin/assistant bench voice --engines whisper,moonshine --set 'nlu.languages=["en"]' \
+	  --json docs/benchmarks/voice-cpu.json --plot docs/benchmarks/voice-cpu.png
 
 bench-e2e: install-test
 	$(VENV)/bin/assistant bench e2e --spawn --clients 1,2,4,8 --duration 90 \

@@ -141,7 +141,8 @@ def test_english_is_served_while_chinese_is_built_and_chinese_sessions_are_told_
         refused = _session(url, DATA / "corpus_zh" / "z01.wav", language)
         errors = _of(refused, "error")
         assert [e["code"] for e in errors] == ["language_unavailable"], refused
-        assert "Chinese is still being built (training, 50% done)" in errors[0]["message"]
+        assert errors[0]["message"] == ("Chinese is still being built (training, 50% done). English is served "
+                                        "meanwhile; try again later")
         assert not _of(refused, "result")
 
     health = _get(url, "/healthz")

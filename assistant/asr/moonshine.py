@@ -9,8 +9,8 @@ package itself is never imported (its import pulls in an HTTP client and a secon
 
 The search is ours so that it can hear the room names: Moonshine takes no prompt, so a word being spelled that
 could still become a room name ("▁Den" on the way to "Denali") has its score raised by HOTWORD_BONUS (shallow
-fusion on the words so far, as in contextual biasing). Without it tiny heard "an alley" for Denali and "ever as"
-for Everest. A room name it writes is still only a word: the room matcher and the guard decide what it means.
+fusion on the words so far, as in contextual biasing). Without it tiny wrote "Booked in Ali" for "Book Denali" and
+"Is ever as free" for "Is Everest free". A room name it writes is still only a word: the room matcher and the guard decide what it means.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ __all__ = ["MoonshineRecognizer", "moonshine_model_dir", "MOONSHINE_REQUIREMENT"
 
 MOONSHINE_REQUIREMENT = "moonshine-voice==0.0.4"
 # Added to the log-probability of a token that keeps the word being written on its way to a hotword. Chosen on
-# the tuning voices (hibari, joe): 3 turned "Booked an alley" into "Book Denali"; the untuned voice is reported
-# apart (docs/nlu.md).
+# the tuning voices (hibari, joe): 3 turned "Booked in Ali" into "Book Denali"; 5 and 8 began to write names
+# half ("everesed"); the untuned voice is reported apart (docs/nlu.md).
 HOTWORD_BONUS = 3.0
 _CANDIDATES = 8  # the likeliest tokens a bonus may lift; a token outside them is too unlikely to be meant
 _MIN_PREFIX = 2  # letters of a word before it counts as on its way to a hotword ("E" is too many words' start)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from assistant.errors import ModelServerUnavailable
 from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
-from assistant.server.languages import LanguageBuilds, LanguageState
+from assistant.server.languages import LANGUAGE_NAMES, LanguageBuilds, LanguageState
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.models import WORDS, turn_model
@@ -150,8 +150,8 @@ class Workers:
         """Why sessions in `language` ("auto" included) are refused: still being built, or not heard here."""
         pending = [state for state in self.builds.pending() if language in (state.language, "auto")]
         if pending:
-            return "; ".join(state.describe() for state in pending) + \
-                f". {', '.join(self.languages)} is served meanwhile; try again later"
+            served = " and ".join(LANGUAGE_NAMES.get(language, language) for language in self.languages)
+            return "; ".join(state.describe() for state in pending) + f". {served} is served meanwhile; try again later"
         return f"this server hears {', '.join(self.languages)} only; not {language!r}" + (
             " (it tells languages apart where it hears two)" if language == "auto" else "")
 
