@@ -10,7 +10,8 @@ package itself is never imported (its import pulls in an HTTP client and a secon
 The search is ours so that it can hear the room names: Moonshine takes no prompt, so a word being spelled that
 could still become a room name ("▁Den" on the way to "Denali") has its score raised by HOTWORD_BONUS (shallow
 fusion on the words so far, as in contextual biasing). Without it tiny wrote "Booked in Ali" for "Book Denali" and
-"Is ever as free" for "Is Everest free". A room name it writes is still only a word: the room matcher and the guard decide what it means.
+"Is ever as free" for "Is Everest free". A room name it writes is still only a word: the room matcher and the
+guard decide what it means.
 """
 
 from __future__ import annotations
