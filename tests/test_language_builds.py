@@ -169,3 +169,30 @@ def test_chinese_is_served_once_built(building: tuple[str, HeldBuild, VoiceServe
         "book_meeting", "fuji", "2026-12-03T09:00:00+08:00")
     models = _get(url, "/metrics")
     assert 'zh_nlu_backend="onnxruntime"' in models and 'zh_nlu_precision="int8"' in models
+
+
+def test_a_build_that_fails_is_reported_without_its_internals_and_english_goes_on(
+        tmp_path: Path, settings: Settings, meeting_model: NLUModel) -> None:
+    cache = _cache_without_chinese(settings.cache_dir, meeting_model, tmp_path)
+    tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}"])
+
+    def broken(progress: Any) -> None:
+        progress("training", 0.25)
+        raise RuntimeError(f"building the model failed (exit 1); see {cache}/nlu/zh-build.log")
+
+    server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_chinese=broken)
+    server.workers.builds.join(60)
+    port = free_ports(1)[0]
+    serving = _Serving(server, tmp_settings, port)
+    url = f"ws://127.0.0.1:{port}"
+    try:
+        _wait_until(lambda: _get(url, "/healthz") != "", 30)
+        assert _get(url, "/healthz") == "ok\nzh: Chinese could not be made ready (the server's log says why)\n"
+        refused = _session(url, DATA / "corpus_zh" / "z01.wav", "zh")
+        message = _of(refused, "error")[0]["message"]
+        assert message.startswith("Chinese could not be made ready") and str(cache) not in message
+        english = _session(url, DATA / "book_everest_tomorrow_9.wav", None)
+        assert _of(english, "result")[0]["result"]["command"]["room"] == "everest"
+    finally:
+        serving.stop()
+        server.workers.close()

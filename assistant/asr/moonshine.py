@@ -17,8 +17,6 @@ guard decide what it means.
 from __future__ import annotations
 
 import importlib.util
-import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assistant.asr.moonshine_text import rewrite as moonshine_rewrite
+from assistant.asr.warm_up import timed_warm_up
 from assistant.errors import ModelUnavailable
 
 __all__ = ["MoonshineRecognizer", "moonshine_model_dir", "MOONSHINE_REQUIREMENT", "HOTWORD_BONUS", "TokenText"]
@@ -125,11 +124,9 @@ class MoonshineRecognizer:
         self._rewrite = rewrite
 
     def warm_up(self) -> float:
-        started = time.perf_counter()
-        self.transcribe(bytes(32000))
-        took = time.perf_counter() - started
-        print(f"[asr] warm-up decode took {took:.2f} s", file=sys.stderr, flush=True)
-        return took
+        """One decode of a second of a quiet tone (silence would stop at the level check, warming nothing)."""
+        tone = (0.03 * 32767 * np.sin(2 * np.pi * 440 * np.arange(16000) / 16000)).astype("<i2").tobytes()
+        return timed_warm_up(lambda: self.transcribe(tone))
 
     def transcribe(self, pcm16k: bytes) -> str:
         return self.transcribe_batch([pcm16k])[0]

@@ -16,7 +16,6 @@ assistant/asr/plausible.py) is decoded again without the prompt, and cut where i
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import numpy as np
 from assistant.asr.en_transcript import rewrite as english_rewrite
 from assistant.asr.models import whisper_model_dir
 from assistant.asr.plausible import cut, implausible, prompt_lists
+from assistant.asr.warm_up import timed_warm_up
 
 __all__ = ["WhisperRecognizer", "float_audio", "one_blas_thread_for_numpy"]
 
@@ -109,11 +109,8 @@ class WhisperRecognizer:
     def warm_up(self) -> float:
         """One decode of a second of silence; returns its seconds. On a GPU the first decode of a process
         compiles kernels (over 10 s on a fresh machine): better at start than on someone's first command."""
-        started = time.perf_counter()
-        self.transcribe_batch([bytes(32000), bytes(32000)] if self.device == "cuda" else [bytes(32000)])
-        took = time.perf_counter() - started
-        print(f"[asr] warm-up decode took {took:.2f} s", file=sys.stderr, flush=True)
-        return took
+        return timed_warm_up(lambda: self.transcribe_batch(
+            [bytes(32000), bytes(32000)] if self.device == "cuda" else [bytes(32000)]))
 
     def transcribe(self, pcm16k: bytes) -> str:
         return self.transcribe_batch([pcm16k])[0]

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -36,7 +36,7 @@ class LanguageState:
     state: str = "building"  # building | loading | ready | failed
     stage: str = ""  # while building: the build's stage (generating, training, checking)
     done: float = 0.0  # while building: the fraction of the build done
-    reason: str = ""  # when failed
+    reason: str = ""  # when failed: for the server's log, never sent to a client
 
     def describe(self) -> str:
         name = LANGUAGE_NAMES.get(self.language, self.language)
@@ -44,13 +44,9 @@ class LanguageState:
             return f"{name} is still being built ({self.stage or 'starting'}, {self.done:.0%} done)"
         if self.state == "loading":
             return f"{name} is being loaded (built; ready in seconds)"
-        if self.state == "failed":
-            return f"{name} could not be made ready: {self.reason}"
+        if self.state == "failed":  # the reason stays in the server's log: clients see no paths or internals
+            return f"{name} could not be made ready (the server's log says why)"
         return f"{name} is ready"
-
-    def to_dict(self) -> dict[str, object]:
-        return {"language": self.language, "state": self.state, "stage": self.stage,
-                "percent": round(100 * self.done, 1), "reason": self.reason}
 
 
 class _Build(Generic[T]):
@@ -114,7 +110,7 @@ class LanguageBuilds:
     def pending(self) -> list[LanguageState]:
         """Languages not ready (building, loading or failed)."""
         with self._lock:
-            return [replace(s) for s in self._states.values() if s.state != "ready"]
+            return [state for state in self._states.values() if state.state != "ready"]
 
     def all(self) -> list[LanguageState]:
         with self._lock:
