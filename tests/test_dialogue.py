@@ -143,6 +143,12 @@ def test_answers_and_rejections(dialogue: Dialogue) -> None:
     assert isinstance(unknown, Clarify) and unknown.missing == ("room",) and "Narnia" in unknown.question
 
 
+def test_attendees_are_names_without_the_punctuation_their_spans_took_along(dialogue: Dialogue) -> None:
+    slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm"), ("attendees", "Priya,"),
+             ("attendees", "Tom."), ("attendees", "Tom"), ("attendees", "小王。"), ("attendees", ".")]
+    assert normalize_request("book_meeting", slots, NOW, dialogue.rooms).attendees == ("Priya", "Tom", "小王")
+
+
 def test_replayed_turn_never_books_twice(dialogue: Dialogue) -> None:
     slots = [("room", "fuji"), ("date", "tomorrow"), ("start_time", "4 pm")]
     request = normalize_request("book_meeting", slots, NOW, dialogue.rooms)

@@ -88,6 +88,13 @@ def _clean_title(text: str | None) -> str | None:
     return None if text is None else text.strip(" \"'.,").strip() or None
 
 
+def _attendees(slots: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The names, without the punctuation a span can take along ("Tom." at a sentence's end is Tom: the INT8
+    model once tagged the period too, in a request heard again, and Tom was invited twice), each once."""
+    names = (text.strip(" \"'.,;:!?。，、").strip() for name, text in slots if name == "attendees")
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
 def _read_date(slot: str, text: str | None, now: datetime, problems: list[Unread]
                ) -> tuple[date | None, DayPart | None]:
     if not text:
@@ -156,7 +163,7 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
         action=intent, room=room_reading.match, room_said=room_reading.unknown,
         room_rivals=tuple(room.name for room in room_reading.rivals), day=day, interval=interval,
         new_day=new_day, new_interval=new_interval, title=_clean_title(said.get("title")),
-        attendees=tuple(text for name, text in merged if name == "attendees"), people=_people(said.get("people_count")),
+        attendees=_attendees(merged), people=_people(said.get("people_count")),
         missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
         spans=tuple(merged), any_room=any_room or said.get("people_count") is not None, text=text, asked=tuple(asked),
     )
