@@ -211,9 +211,9 @@ def build_recognizer(settings: Settings, asr_model: str | None = None) -> Whispe
     """The configured English recognizer, loaded and warm (its first decode is paid here, not by someone's
     first command). On a CUDA 13-only machine this process restarts first with cuBLAS 13 linked under the CUDA
     12 names CTranslate2 loads, so call it before anything else loads CTranslate2. `asr_model`: a Whisper
-    model instead of [asr] model, or "moonshine" for the Moonshine engine."""
+    model instead of [asr] model."""
     asr = settings.asr
-    if asr.engine == "moonshine" or asr_model == "moonshine":
+    if asr.engine == "moonshine":
         rooms = RoomDirectory.load(settings.rooms_file).rooms
         moonshine = MoonshineRecognizer([room.name for room in rooms] if asr.hotwords else [])
         _say("asr", f"moonshine tiny (cpu, onnxruntime; room names lifted: {'yes' if asr.hotwords else 'no'})")

@@ -229,10 +229,10 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     plt.close(fig)
 
 
-def plot_title(model: str, machine: dict[str, Any]) -> str:
+def plot_title(heard: str, machine: dict[str, Any]) -> str:
+    """`heard`: the recognizer(s), as said ("faster-whisper tiny.en", "whisper vs moonshine")."""
     where = ", ".join(machine["gpus"]) if machine.get("gpus") else f"{machine['cpu']}, {machine['cores']} cores"
-    engine = model if " vs " in model or model.startswith("moonshine") else f"faster-whisper {model}"
-    return f"spoken corpus per voice ({engine}; {where})"
+    return f"spoken corpus per voice ({heard}; {where})"
 
 
 def run_voice_bench(options: VoiceBenchOptions) -> int:
@@ -267,12 +267,13 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
         [[r["asr"] or "-", r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"],
           r["wrong_booking"], f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}",
           r["server_memory"].get("idle_rss_mb", "-")] for r in results]))
-    settings = load_settings(options.config, os.environ, options.overrides)
-    model = options.asr_model or (settings.asr.model if settings.asr.engine == "whisper" else "moonshine tiny")
-    if options.engines:
-        model = " vs ".join(options.engines)
+    whisper = load_settings(options.config, os.environ, options.overrides).asr
+    model = " vs ".join(options.engines) if options.engines else \
+        (options.asr_model or whisper.model) if whisper.engine == "whisper" else "moonshine tiny"
+    heard = f"faster-whisper {model}" if whisper.engine == "whisper" and not options.engines else model
     if options.babble_db is not None:
-        model += f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
+        babble = f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
+        model, heard = model + babble, heard + babble
     if options.json:
         write_report(options.json, {"benchmark": "the spoken corpus per voice, one real-time client per request",
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
@@ -283,5 +284,5 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                                     "babble_snr_db": options.babble_db,
                                     "voices": results})
     if options.plot:
-        plot_voices(options.plot, results, plot_title(model, machine_info()))
+        plot_voices(options.plot, results, plot_title(heard, machine_info()))
     return 0
