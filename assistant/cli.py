@@ -349,7 +349,9 @@ def _cmd_bench_soak(args: argparse.Namespace) -> int:
     from assistant.bench.soak import SoakOptions, run_soak_bench
 
     return run_soak_bench(SoakOptions(args.clients, args.minutes, args.corpus, seed=args.seed, config=args.config,
-                                      json=args.json, plot=args.plot))
+                                      json=args.json, plot=args.plot, abuse=args.abuse,
+                                      flood_sessions=args.flood_sessions, tokenless=args.tokenless,
+                                      guessers=args.guessers))
 
 
 def _cmd_bench_expressions(args: argparse.Namespace) -> int:
@@ -587,6 +589,14 @@ def _parser() -> argparse.ArgumentParser:
     soak.add_argument("--minutes", type=float, default=5.0)
     soak.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
     soak.add_argument("--seed", type=int, default=0)
+    soak.add_argument("--abuse", action="store_true",
+                      help="with tokens: each client its own identity, beside one abusive identity's flood, "
+                           "handshakes that never authenticate and a token guesser (docs/reliability.md)")
+    soak.add_argument("--flood-sessions", type=int, default=24, help="--abuse: the abuser's sessions (default 24)")
+    soak.add_argument("--tokenless", type=int, default=8,
+                      help="--abuse: handshakes at once that never send a token (default 8)")
+    soak.add_argument("--guessers", type=int, default=1,
+                      help="--abuse: loops sending wrong tokens, about 50 a second each (default 1)")
     soak.add_argument("--json", type=Path, help="write the report here")
     soak.add_argument("--plot", type=Path, help="write a PNG of the server's memory over time here")
     soak.set_defaults(func=_cmd_bench_soak)

@@ -82,16 +82,27 @@ class ServingSettings:
 
 @dataclass(frozen=True)
 class LimitsSettings:
-    """What one client may take of the server (docs/reliability.md)."""
+    """What one client may take of the server (docs/reliability.md). A client is an identity: the token's name on
+    a server with tokens, else the remote address ([access] trusted_proxies: the address a proxy forwarded)."""
 
     max_connections: int = 256  # websocket connections at once, all clients; more are refused (HTTP 503)
-    max_connections_per_address: int = 32
+    max_connections_per_client: int = 32  # ... of one client identity
     start_timeout_s: float = 10.0  # a connection that sends no start within this is closed
     idle_timeout_s: float = 120.0  # a session that sends nothing for this long is closed
     max_session_s: float = 3600.0  # a session is closed after this long; the client reconnects to go on
     max_queued_utterances: int = 3  # utterances of one session waiting to be recognized; more are refused
+    max_queued_utterances_per_client: int = 6  # ... of all one client's sessions together
     audio_speed: float = 4.0  # audio is admitted at most this many times real time, over the session ...
     audio_burst_s: float = 30.0  # ... plus this much ahead at once (a recording sent whole)
+    client_audio_speed: float = 32.0  # all one client's sessions together: this many times real time ...
+    client_audio_burst_s: float = 60.0  # ... plus this much ahead
+    # A token server: handshakes that carry no token (a client that sends it in `start` instead) wait apart, in a
+    # small pool of their own, and must authenticate this soon; they never take an authenticated client's place.
+    max_unauthenticated: int = 16
+    max_unauthenticated_per_address: int = 4
+    unauthenticated_timeout_s: float = 1.0
+    wrong_tokens_before_backoff: int = 5  # wrong tokens from one address before it must wait (HTTP 429) ...
+    max_backoff_s: float = 60.0  # ... 1 s, doubling with every further wrong token, up to this
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,8 @@ class AccessSettings:
     allowed_origins: list[str] = field(default_factory=list)  # web origins besides the page's own
     allowed_hosts: list[str] = field(default_factory=list)  # Host names a loopback bind answers besides localhost
     own_bookings_only: bool = True  # cancel, move and undo act only on the caller's own bookings
+    # Proxies whose X-Forwarded-For is believed: behind one, every client would otherwise be the proxy's address
+    trusted_proxies: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -177,6 +190,8 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> None:
 def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence[str] = ()) -> Settings:
     """Read a config file (default: configs/default.toml), with `--set` overrides over it; env supplies
     XDG_CACHE_HOME and HOME."""
+    if path is not None and not path.is_file():  # a named file that is not there is a mistake, never the defaults
+        raise ConfigError(f"--config {path}: no such file" if not path.exists() else f"--config {path}: not a file")
     path = path or DEFAULT_CONFIG
     try:
         data = tomllib.loads(path.read_text()) if path.exists() else {}
@@ -241,14 +256,18 @@ def _model_server(data: Mapping[str, Any], where: str) -> ModelServerSettings:
 
 def _limits(data: Mapping[str, Any], where: str) -> LimitsSettings:
     limits: LimitsSettings = _section(LimitsSettings, data, where)
-    for name in ("max_connections", "max_connections_per_address", "max_queued_utterances"):
+    for name in ("max_connections", "max_connections_per_client", "max_queued_utterances",
+                 "max_queued_utterances_per_client", "max_unauthenticated", "max_unauthenticated_per_address",
+                 "wrong_tokens_before_backoff"):
         if getattr(limits, name) < 1:
             raise ConfigError(f"{where}.{name}: at least 1")
-    for name in ("start_timeout_s", "idle_timeout_s", "max_session_s", "audio_speed", "audio_burst_s"):
+    for name in ("start_timeout_s", "idle_timeout_s", "max_session_s", "audio_speed", "audio_burst_s",
+                 "client_audio_speed", "client_audio_burst_s", "unauthenticated_timeout_s", "max_backoff_s"):
         if not getattr(limits, name) > 0:
             raise ConfigError(f"{where}.{name}: more than 0")
-    if limits.audio_speed < 1:
-        raise ConfigError(f"{where}.audio_speed: at least 1 (real time)")
+    for name in ("audio_speed", "client_audio_speed"):
+        if getattr(limits, name) < 1:
+            raise ConfigError(f"{where}.{name}: at least 1 (real time)")
     return limits
 
 

@@ -64,6 +64,8 @@ _START_TYPES: dict[str, tuple[type, ...]] = {
     "conversation_id": (str, type(None)), "token": (str, type(None)), "language": (str, type(None)),
 }
 SPOKEN_LANGUAGES = ("en", "zh")
+_TYPE_NAMES = {int: "a whole number", str: "text", type(None): "null", float: "a fraction", bool: "true/false",
+               list: "a list", dict: "an object"}
 MAX_START_TEXT = 256  # any text field of start (a zone name, an id, a token)
 
 
@@ -96,7 +98,10 @@ def decode_client(message: str | bytes) -> ClientMessage:
         raise ProtocolError("bad_start", "start needs \"sample_rate\" (e.g. 16000)")
     for key, value in values.items():
         if not isinstance(value, _START_TYPES[key]) or isinstance(value, bool):
-            raise ProtocolError("bad_start", f"start field {key!r} has the wrong type: {_short(value)}")
+            # the type, never the value: a field may carry a secret (the token), and an error is no place for it
+            expected = " or ".join(_TYPE_NAMES[t] for t in _START_TYPES[key])
+            given = _TYPE_NAMES.get(type(value), "that")
+            raise ProtocolError("bad_start", f"start field {key!r} must be {expected}, not {given}")
         if isinstance(value, str) and len(value) > MAX_START_TEXT:
             raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
     if values.get("language") not in (None, *SPOKEN_LANGUAGES, "auto"):
@@ -143,6 +148,7 @@ class SpeechEnd(ServerEvent):
     utterance: int
     audio_ms: int  # where speech ended in the audio
     forced: bool = False  # cut at the maximum utterance length
+    discarded: bool = False  # too short to be a request (a cough, a click): nothing follows for this utterance
 
 
 @dataclass(frozen=True)

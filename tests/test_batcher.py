@@ -111,7 +111,8 @@ def test_on_batch_reports_priority_size_and_time() -> None:
 
 
 def test_owners_take_turns_so_one_owners_backlog_delays_another_by_one_call() -> None:
-    """A flood of one owner's requests queued first; another owner's request runs second, not last."""
+    """A flood of one owner's requests queued first; another owner's request runs next, not last (the flood's
+    owner was just served), and then the two take turns."""
     model = Recorder()
     batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=1))
     futures = [batcher.submit("first", owner="flood")]
@@ -122,7 +123,25 @@ def test_owners_take_turns_so_one_owners_backlog_delays_another_by_one_call() ->
     for future in futures:
         future.result(timeout=5)
     batcher.close()
-    assert [b[0] for b in model.batches] == ["first", "f0", "r0", "f1", "r1", "f2", "f3", "f4"]
+    assert [b[0] for b in model.batches] == ["first", "r0", "f0", "r1", "f1", "f2", "f3", "f4"]
+
+
+def test_one_owners_urgent_backlog_does_not_starve_another_owners_less_urgent_request() -> None:
+    """Owners take turns across priorities: a client's read at a pause (priority 1) runs after one call, however
+    many finals (priority 0) another client has queued; within an owner the most urgent goes first."""
+    model = Recorder()
+    batcher = DynamicBatcher("t", model, BatchPolicy(max_batch=4))
+    futures = [batcher.submit("first", owner="flood")]
+    assert model.entered.wait(5)
+    futures += [batcher.submit(f"f{i}", priority=0, owner="flood") for i in range(6)]
+    futures += [batcher.submit("read", priority=1, owner="real"), batcher.submit("final", priority=0, owner="real")]
+    model.hold.set()
+    for future in futures:
+        future.result(timeout=5)
+    batcher.close()
+    # the real owner's turn comes first (the flood was just served): its final, with the flood's finals beside
+    # it in one batch (a batch holds one priority); then its read, alone
+    assert model.batches == [["first"], ["final", "f0", "f1", "f2"], ["read"], ["f3", "f4", "f5"]]
 
 
 def test_a_batch_fills_with_owners_in_turn() -> None:
@@ -137,7 +156,7 @@ def test_a_batch_fills_with_owners_in_turn() -> None:
     for future in [first, *queued]:
         future.result(timeout=5)
     batcher.close()
-    assert model.batches == [["first"], ["a1", "b1"], ["a2"]]
+    assert model.batches == [["first"], ["b1", "a1"], ["a2"]]  # b first: a was just served
 
 
 def test_a_full_queue_refuses_at_once_and_takes_work_again_once_it_drains() -> None:

@@ -4,6 +4,7 @@ times, the latency waterfall and the booking in the day view. A screenshot is ke
 
 from __future__ import annotations
 
+import json
 import os
 import wave
 from collections.abc import Iterator
@@ -12,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from assistant.nlu.model_folder import NLUModel
+from assistant.server.spawn import spawn_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -45,15 +49,16 @@ def _looped(source: Path, tmp_path: Path) -> Path:
 
 
 @contextmanager
-def _talking(server: str, microphone: Path) -> Iterator[Page]:
-    """The page of `server` in Chromium, its microphone playing `microphone`, after *Start talking* was pressed."""
+def _talking(server: str, microphone: Path, fragment: str = "") -> Iterator[Page]:
+    """The page of `server` in Chromium, its microphone playing `microphone`, after *Start talking* was pressed
+    (`fragment`: "#token=..." for a server with tokens)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM),
                                      args=[*FLAGS, f"--use-file-for-fake-audio-capture={microphone}"])
         page = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB").new_page()
-        page.goto(f"{server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00")
+        page.goto(f"{server.replace('ws://', 'http://')}/?now=2026-12-02T10:00:00{fragment}")
         page.get_by_role("button", name="Start talking").click()
         yield page
         browser.close()
@@ -134,6 +139,33 @@ def test_the_page_shows_a_reopened_request_as_its_booking_changing(own_server: s
         expect(card.locator(".field-time")).to_have_text("13:00–14:00")
         assert page.locator("#history li").count() == 0  # changed in place: the first card was not kept beside it
         expect(page.locator(".day-row[data-room=denali] .day-booking")).to_have_count(1)  # one booking
+
+
+def test_a_page_opened_with_a_token_sends_it_in_the_handshake_and_a_wrong_one_is_told(
+        tmp_path: Path, meeting_model: NLUModel) -> None:
+    """On a server with tokens the page sends its /#token= as a websocket subprotocol (a page cannot set headers),
+    so it is checked before the connection takes a place; the booking and the day view work with it. A wrong token
+    is refused at the handshake, which a page cannot tell apart from a busy server: it says both."""
+    from playwright.sync_api import expect
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice alice-token-0123456789\n")
+    env = {k: v for k, v in os.environ.items() if k != "ASSISTANT_TOKEN"}
+    proc, url = spawn_server(tmp_path / "b.sqlite", ["--set", 'nlu.languages=["en"]', "--set",
+                                                     f"access.tokens_file={json.dumps(str(tokens))}"], env=env)
+    try:
+        microphone = _looped(DATA / "book_everest_tomorrow_9.wav", tmp_path)
+        with _talking(url, microphone, "#token=alice-token-0123456789") as page:
+            card = page.locator("#card")
+            expect(card.locator(".field-room")).to_have_text("Everest", timeout=60_000)
+            expect(card.locator(".card-title")).to_have_text("Book · done")
+            expect(page.locator(".day-row[data-room=everest] .day-booking")).to_have_text("09:00–10:00")
+        with _talking(url, microphone, "#token=not-alice-token-at-all") as page:
+            expect(page.locator("#error")).to_contain_text("the token in /#token= is wrong", timeout=20_000)
+            expect(page.locator("#card .field-room")).to_have_count(0)
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 @pytest.mark.parametrize("chosen", ["zh", "auto"])

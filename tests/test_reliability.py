@@ -37,7 +37,7 @@ CORPUS = DATA / "corpus"
 START = {"type": "start", "sample_rate": 16000, "timezone": "Europe/Berlin", "now": "2026-12-02T10:00:00"}
 # The limited server's [limits]: small, so that each limit is reached in a second or two.
 LIMITS = {"start_timeout_s": 1.0, "idle_timeout_s": 2.0, "max_session_s": 5.0, "max_connections": 8,
-          "max_connections_per_address": 3, "audio_speed": 2.0, "audio_burst_s": 4.0}
+          "max_connections_per_client": 3, "audio_speed": 2.0, "audio_burst_s": 4.0}
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
 
 
@@ -157,16 +157,16 @@ def test_the_server_header_names_no_version(limited: tuple[str, list[str]]) -> N
 
 
 # ---- defect 3: caps and timeouts -----------------------------------------------------------------------------
-def test_connections_over_the_cap_per_address_are_refused_until_one_closes(limited: tuple[str, list[str]]) -> None:
+def test_connections_over_the_cap_per_client_are_refused_until_one_closes(limited: tuple[str, list[str]]) -> None:
     url = limited[0]
     with ExitStack() as open_:
         first = open_.enter_context(connect(url))
-        for _ in range(int(LIMITS["max_connections_per_address"]) - 1):
+        for _ in range(int(LIMITS["max_connections_per_client"]) - 1):
             open_.enter_context(connect(url))
         with pytest.raises(InvalidStatus) as refused, connect(url):
             pass
         assert refused.value.response.status_code == 503
-        assert b"per address" in refused.value.response.body
+        assert b"address:127.0.0.1 has 3 connections, the limit per client" in refused.value.response.body
         first.close()
         deadline = time.monotonic() + 5
         while True:  # the server counts the closed one out once its socket is gone

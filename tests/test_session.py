@@ -222,12 +222,34 @@ def test_slow_partials_give_way_to_reads_at_pauses(settings: Settings, tmp_path:
 def test_reads_at_pauses_start_only_on_an_idle_slow_recognizer(settings: Settings, tmp_path: Path) -> None:
     workers = Workers(FakeRecognizer(""), fake_pipeline(settings, tmp_path / "a.sqlite"), LoadPolicy())
     workers.decode_s = 1.0  # a 2-core CPU's tiny.en decode
-    assert workers.read_refused() is None  # idle: read
+    assert workers.read_refused("me") is None  # idle: read
     workers.in_flight["asr"] = 1
-    assert workers.read_refused() == "busy"  # behind another decode the plain hangover is sooner
     workers.decode_s = 0.02  # a GPU's: a read joins the batchers at its priority
-    assert workers.read_refused() is None
+    assert workers.read_refused("me") is None
     workers.in_flight["asr"] = 0
+    workers.close()
+
+
+async def _read_refusals_while_decoding(workers: Workers, owners: list[str]) -> tuple[str | None, str | None]:
+    """Why a read by "me" and by "you" is refused while `owners` each have a decode running or queued."""
+    decodes = [asyncio.create_task(workers.transcribe(b"\0" * 320, final=True, owner=owner)) for owner in owners]
+    await asyncio.sleep(0.05)  # submitted, the first one running
+    refused = workers.read_refused("me"), workers.read_refused("you")
+    await asyncio.gather(*decodes)
+    return refused
+
+
+def test_a_read_waits_for_one_other_clients_decode_but_never_behind_its_own(settings: Settings,
+                                                                          tmp_path: Path) -> None:
+    """On a slow recognizer a read starts only when it would wait for one decode at most: none of its own client's
+    in the recognizer (the plain hangover is sooner than waiting behind them), and one other client's at most
+    (clients take turns, so a flooding client costs the others one call, not their reads)."""
+    workers = Workers(FakeRecognizer("", seconds=0.3), fake_pipeline(settings, tmp_path / "a.sqlite"), LoadPolicy())
+    workers.decode_s = 1.0  # a 2-core CPU's tiny.en decode
+    assert asyncio.run(_read_refusals_while_decoding(workers, ["flood", "flood", "flood"])) == (None, None)
+    assert asyncio.run(_read_refusals_while_decoding(workers, ["me", "flood"])) == ("busy", "busy")
+    assert asyncio.run(_read_refusals_while_decoding(workers, ["flood", "crowd"])) == ("busy", "busy")
+    assert asyncio.run(_read_refusals_while_decoding(workers, ["me"])) == ("busy", None)
     workers.close()
 
 

@@ -39,6 +39,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from assistant import event_loop
 from assistant.bench.layouts import GpuUtilization, Layout, LoadProbe, deploy
 from assistant.bench.report import LatencyStats, format_table, machine_info, metric_samples, write_report
+from assistant.clients.connection import ServerRefused
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.errors import ConfigError
 from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
@@ -189,6 +190,7 @@ class E2EOptions:
     pause_s: tuple[float, float] = (1.0, 4.0)  # think time between one client's requests
     seed: int = 0
     token: str | None = None  # the server's access token, if it needs one
+    tokens: tuple[str, ...] = ()  # one per client instead (client i: tokens[i % len]): each its own identity
     client_procs: int = 1  # processes the clients are spread over, each with its own event loop
 
 
@@ -205,11 +207,12 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         events: list[Received] = []
         sent_at = time.monotonic() - t0
         stream = stream_audio(options.url, item.pcm, item.rate, item.channels, events.append, now=CORPUS_NOW,
-                              tz=CORPUS_TZ, tail_ms=TAIL_MS, token=options.token)
+                              tz=CORPUS_TZ, tail_ms=TAIL_MS,
+                              token=options.tokens[index % len(options.tokens)] if options.tokens else options.token)
         try:
             await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
             finished = True
-        except (TimeoutError, OSError, ConnectionClosed, InvalidHandshake):  # refused at the handshake too
+        except (TimeoutError, OSError, ConnectionClosed, InvalidHandshake, ServerRefused):  # refused at the handshake
             finished = False  # what arrived is measured; an utterance without its result counts as lost
         sink.extend(measure_request(index, item, round(sent_at, 3), events, finished))
         frames.append(frames_of(item))
@@ -434,7 +437,11 @@ def _sweep_layout(run: E2EBenchOptions, layout: Layout, corpus: list[CorpusItem]
     room = max(run.clients) + 8  # the spawned servers' connection caps ([limits]) fit the sweep's clients
     config_args = [*(["--config", str(run.config)] if run.config else []),
                    *(["--set", f"asr.model={json.dumps(run.asr_model)}"] if run.asr_model else [])]
-    limits = ["--set", f"limits.max_connections={room}", "--set", f"limits.max_connections_per_address={room}"]
+    # every client of the benchmark is one address, so one client identity: room for all of them
+    limits = [arg for key, value in (("max_connections", room), ("max_connections_per_client", room),
+                                     ("max_queued_utterances_per_client", 3 * room),
+                                     ("client_audio_speed", float(room)))
+              for arg in ("--set", f"limits.{key}={value}")]
     store = run.store or scratch / f"bookings-{layout.name.replace(':', '-')}.sqlite"
     print(f"[bench] layout {layout.name}", file=sys.stderr)
     with deploy(layout, store, limits, config_args) as deployment:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from assistant.booking.guard import Doubt, check_booking, check_move
+from assistant.booking.guard import Doubt, check_booking, check_days, check_move
 from assistant.booking.interval import Interval, TimePolicy, localize
 from assistant.booking.replies import clock, room_list, say
 from assistant.booking.request import MeetingRequest
@@ -62,6 +62,11 @@ class Dispatcher:
             return Clarify(("room",), say(language, "which_room", names=room_list(language, list(request.room_rivals))))
         if request.action == "book_meeting":
             return self._book(request, now, commit, key, conversation, owner, replacing)
+        shown = request.interval.start.date() if request.interval else request.day
+        if request.action in ("check_availability", "list_bookings") and shown is not None:
+            doubt = check_days(request, (shown,), ("date",), dict(request.spans).get("date", ""))
+            if doubt is not None:  # a day nothing can be booked on is not shown either (one range for both)
+                return self._ask(doubt, request, None)
         handler = {
             "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
             "check_availability": self._check, "list_bookings": self._list,

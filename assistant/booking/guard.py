@@ -9,7 +9,8 @@ that names the doubtful part ("\"a\" is not a time. Did you mean 3:15 pm?"), and
 - the start comes before the end;
 - the length fits `[booking] max_hours`;
 - no crossing of midnight that was not asked for ("15 to noon" read as 15:00 to 12:00 the next day);
-- not in the past;
+- not in the past, and within the years every part of the product serves (assistant/zones.py: the day view
+  shows them, a reference time may be in them);
 - a length of 13-19 minutes (but 15) is asked about: recognizers write "ninety" as "nineteen" ("for 19 minutes"),
   and those lengths are rarely booked; the -ty reading is offered, and said again in answer, the teen stands;
 - the room was named, or spelled nearly right: a room found only by how the words sound ("buck" for Olympus's
@@ -23,15 +24,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from assistant.booking.clock import Meridiem, parse_clock
 from assistant.booking.interval import Interval, TimePolicy, localize, resolve_interval
 from assistant.booking.replies import clock, clock_words, day_words, say
 from assistant.booking.request import MeetingRequest
+from assistant.zones import FIRST_YEAR, LAST_YEAR
 
-__all__ = ["Doubt", "check_booking", "check_move", "TIME_SLOTS"]
+__all__ = ["Doubt", "check_booking", "check_move", "check_days", "TIME_SLOTS"]
 
 TIME_SLOTS = ("date", "start_time", "end_time", "duration", "new_date", "new_time")
 _FUNCTION_WORDS = {
@@ -44,7 +46,7 @@ _KIND = {"date": "date", "new_date": "date", "duration": "length", "start_time":
 
 @dataclass(frozen=True)
 class Doubt:
-    check: str  # not_a_time | split | unread | order | too_long | midnight | past | teen | room
+    check: str  # not_a_time | split | unread | order | too_long | midnight | past | out_of_range | teen | room
     slots: tuple[str, ...]  # the slots in doubt: the person is asked for these again
     said: str  # the words in doubt
     question: str  # names the doubtful part; ends with what to say next
@@ -188,7 +190,24 @@ def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, 
     if start < now:
         return _doubt(request, "past", ("date", "start_time"), said.get("start_time", ""), _passed(request, start, now),
                       _later_same_day(start, now, said.get("start_time", ""), interval))
-    return _check_room(request, interval)
+    outside = _out_of_range(request, interval, ("date",), said.get("date", ""))
+    return outside if outside is not None else _check_room(request, interval)
+
+
+def _out_of_range(request: MeetingRequest, interval: Interval, slots: tuple[str, ...], said: str) -> Doubt | None:
+    """A booking that starts or ends outside the years FIRST_YEAR-LAST_YEAR ("tomorrow" said on 2199-12-31)."""
+    return check_days(request, (interval.start.date(), (interval.end - timedelta(microseconds=1)).date()), slots,
+                      said)
+
+
+def check_days(request: MeetingRequest, days: tuple[date, ...], slots: tuple[str, ...], said: str) -> Doubt | None:
+    """The first of `days` outside the years FIRST_YEAR-LAST_YEAR, as a question; None when all are inside."""
+    for day in days:
+        if not FIRST_YEAR <= day.year <= LAST_YEAR:
+            problem = _say(request, "doubt.out_of_range", first=f"{FIRST_YEAR}-01-01", last=f"{LAST_YEAR}-12-31",
+                           day=day.isoformat())
+            return _doubt(request, "out_of_range", slots, said, problem, None)
+    return None
 
 
 def _check_room(request: MeetingRequest, interval: Interval) -> Doubt | None:
@@ -237,5 +256,8 @@ def check_move(request: MeetingRequest, now: datetime, policy: TimePolicy | None
         start = request.new_interval.start
         return _doubt(request, "past", ("new_time",), dict(request.spans).get("new_time", ""),
                       _passed(request, start, now), None)
+    if request.new_interval is not None:
+        return _out_of_range(request, request.new_interval, ("new_date",),
+                             dict(request.spans).get("new_date", ""))
     return None
 

@@ -69,6 +69,8 @@ _MESSAGES: dict[str, tuple[str, str]] = {
                        "这是{hours}个小时（{shown}{next_day}），超过了一次预订的最长时间（{most}个小时）。"),
     "doubt.midnight": ("That runs past midnight ({shown} the next day).", "这会跨过午夜（{shown}，到第二天）。"),
     "doubt.past": ("{clock} {day} has already passed.", "{day}{clock}已经过去了。"),
+    "doubt.out_of_range": ("I can book from {first} to {last} only, and {day} is outside that.",
+                           "我只能预订{first}到{last}之间的时间，{day}不在这个范围内。"),
     "doubt.teen": ('"{said}" sounds like {ty} too. Did you mean {ty}? Say yes, or say the length again.',
                    "“{said}”也可能是{ty}。您是说{ty}吗？说“好”就按{ty}订，或者再说一遍时长。"),
     "doubt.did_you_mean": ("Did you mean {clock}?", "您是说{clock}吗？"),

@@ -9,9 +9,8 @@ import sys
 import time
 from typing import Any
 
-from websockets.asyncio.client import connect
-
-from assistant.clients.send import Received, auth_headers, read_event
+from assistant.clients.connection import open_websocket
+from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
     Partial,
@@ -64,7 +63,7 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
     start = Start(RATE, "pcm_s16le", 1, tz, now or None, language=language)
     speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
-    async with connect(url, additional_headers=auth_headers(token)) as ws:
+    async with await open_websocket(url, token, "mic") as ws:
         await ws.send(start.to_wire())
         with sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
                                device=device, callback=callback):

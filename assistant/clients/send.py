@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import connect
-
+from assistant.clients.connection import BUSY_RETRIES, auth_headers, open_websocket
 from assistant.errors import InputError, ProtocolError
 from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server, server_event
 
@@ -26,11 +25,6 @@ __all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "auth_headers",
 
 FATAL_CODES = ("bad_start", "unsupported_audio", "unauthorized", "language_unavailable")  # the server cannot
 # use this stream at all (a language still being built: try again later)
-
-
-def auth_headers(token: str | None) -> dict[str, str]:
-    """The handshake's Authorization header for a server that needs a token (none without one)."""
-    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 @dataclass(frozen=True)
@@ -72,13 +66,15 @@ def read_wav(path: Path) -> tuple[bytes, int, int]:
 
 async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Received], None], *,
                        now: str | None, tz: str, fast: bool = False, tail_ms: int = 800,
-                       token: str | None = None, language: str | None = None) -> int:
-    """Stream 16-bit PCM to the server (20 ms frames, real-time pace unless fast), then stop; hand every server
-    event to `on_event` with its arrival time. Returns 1 when the server refused the stream, else 0."""
+                       token: str | None = None, language: str | None = None, retries: int = 0,
+                       speed: float = 1.0) -> int:
+    """Stream 16-bit PCM to the server (20 ms frames at `speed` times real time, as fast as it goes with `fast`),
+    then stop; hand every server event to `on_event` with its arrival time. Returns 1 when the server refused the
+    stream, else 0. A refused handshake raises ServerRefused (after `retries` more tries where it was busy)."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
     start = Start(rate, "pcm_s16le", channels, tz, now or None, language=language)
-    async with connect(url, max_size=1 << 22, additional_headers=auth_headers(token)) as ws:
+    async with await open_websocket(url, token, "send", max_size=1 << 22, retries=retries) as ws:
         await ws.send(start.to_wire())
         t0: float | None = None
 
@@ -88,7 +84,7 @@ async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event:
             for i, offset in enumerate(range(0, len(pcm), frame)):
                 await ws.send(pcm[offset : offset + frame])
                 if not fast:
-                    await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.02 - time.monotonic()))
+                    await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.02 / speed - time.monotonic()))
             await ws.send(Stop().to_wire())
 
         producer = asyncio.create_task(produce())
@@ -114,7 +110,7 @@ def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms
              timeout_s: float = 120.0, token: str | None = None, language: str | None = None) -> int:
     pcm, rate, channels = read_wav(path)
     stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms,
-                          token=token, language=language)
+                          token=token, language=language, retries=BUSY_RETRIES)
     try:
         return asyncio.run(asyncio.wait_for(stream, timeout_s))
     except TimeoutError:

@@ -1,6 +1,8 @@
 """`assistant serve`: the websocket endpoint. Moves bytes and events; the sessions do the rest.
 
-Every request passes the gate first (assistant/server/gate.py: method, Host, Origin, token, connection caps).
+Every request passes the gate first (assistant/server/gate.py: method, Host, Origin, token, connection caps); a
+connection is its client's (the token's identity, else its address), and its session is counted in that client's
+share (assistant/server/limits.py).
 Bad client input (malformed messages, unsupported audio, audio before start, huge frames) gets an `error`
 event with a code and the connection goes on; going past a limit ([limits]: no start in time, idle, too long,
 audio too fast, no token) gets the `error` event and then a close with code 1008 and the code as the reason.
@@ -24,7 +26,7 @@ from assistant.errors import InputError, LimitExceeded, ProtocolError
 from assistant.event_loop import loop_factory, run
 from assistant.events import Audio, ErrorEvent, ServerEvent, Start, Stop, decode_client
 from assistant.server.access import Access
-from assistant.server.gate import Gate
+from assistant.server.gate import Gate, select_subprotocol
 from assistant.server.session import Session
 from assistant.server.web import http_routes
 from assistant.server.workers import Workers
@@ -66,6 +68,10 @@ class _Connection:
 
     def _deadline(self) -> tuple[float, str, str]:
         """When this connection is closed if nothing arrives: (loop time, code, plain reason)."""
+        if self.gate.admission(self.connection).identity is None:  # waiting apart: authenticate soon or go
+            timeout = self.limits.unauthenticated_timeout_s
+            return (self._opened + timeout, "unauthorized", f"no token within {timeout:g} s: send it in the "
+                    "handshake (Authorization: Bearer, or the token subprotocol) or in start")
         if self.session is None:
             return (self._opened + self.limits.start_timeout_s, "start_timeout",
                     f"no start message within {self.limits.start_timeout_s:g} s")
@@ -144,15 +150,10 @@ class _Connection:
         return False
 
     def _start(self, start: Start) -> None:
-        identity = self.gate.header_identity(self.connection)
-        if identity is None:  # no token in the handshake's header: the one in start, if the server needs one
-            identity = self.gate.access.identity(start.token)
-        if identity is None:
-            self.workers.metrics.refused.labels("no_token").inc()
-            raise LimitExceeded("unauthorized", "this server needs a token: send \"token\" in start or an "
-                                "Authorization: Bearer header")
+        admission = self.gate.authenticate(self.connection, start.token)  # at once when the handshake had one
+        assert admission.identity is not None and admission.share is not None
         started = Session(start, self.workers, self.stream, self.send, limits=self.limits,
-                          identity=identity)  # a bad start raises before anything
+                          identity=admission.identity, share=admission.share)  # a bad start raises before anything
         if self.session is None:
             self.workers.metrics.sessions.inc()
             self._session_began = self._loop.time()
@@ -169,6 +170,7 @@ async def serve_forever(workers: Workers, stream: StreamConfig, options: ServerO
 
     async with serve(handle, options.host, options.port, max_size=MAX_MESSAGE_BYTES,
                      process_request=gate.process_request, server_header=SERVER_HEADER,
+                     select_subprotocol=select_subprotocol,
                      reuse_port=options.reuse_port) as server:
         bound = server.sockets[0].getsockname()
         print(f"listening on ws://{bound[0]}:{bound[1]}", file=sys.stderr, flush=True)

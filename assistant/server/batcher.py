@@ -3,13 +3,16 @@ the worker takes as many as are waiting (up to max_batch) in one model call.
 
 When the worker is idle and one request arrives, it waits at most max_delay_us for company before running it;
 while the worker is busy, requests gather on their own, so under load batches grow without any waiting. Each
-request has a priority (lower runs first): a batch holds requests of one priority only, so a low-priority kind
-of work (partial transcripts) never delays or rides along with urgent work (final transcripts).
+request has a priority (lower runs first) and a batch holds requests of one priority only, so a low-priority kind
+of work (partial transcripts) never rides along with urgent work (final transcripts).
 
-Fair share: each request names its owner (a session). Within a priority, owners are served round-robin, one
-request each in turn, so a client that queues a hundred utterances delays another client's one by at most one
-call, not a hundred. The queue is bounded (max_queue, Triton's max_queue_size): past it a request is refused at
-once with `Overloaded` instead of waiting behind work that cannot finish in time.
+Fair share: each request names its owner (a client: all its sessions are one owner). Owners are served
+round-robin, one request each in turn, and the owner whose turn it is runs its own most urgent request; the batch
+fills up with requests of that priority from the owners after it. So a client that queues a hundred utterances
+delays another client's one by about one call, not a hundred, and its urgent work cannot starve another client's
+less urgent work either (a read at a pause behind someone else's hundred finals). Within an owner, the most urgent
+first. The queue is bounded (max_queue, Triton's max_queue_size): past it a request is refused at once with
+`Overloaded` instead of waiting behind work that cannot finish in time.
 """
 
 from __future__ import annotations
@@ -53,34 +56,51 @@ class _Request(Generic[In, Out]):
 
 
 class _FairQueue(Generic[In, Out]):
-    """Requests of one priority: a queue per owner, and the owners in turn (round-robin)."""
+    """Every waiting request: a queue per owner and priority, and the owners in turn (round-robin)."""
 
     def __init__(self) -> None:
         self.owners: deque[Hashable] = deque()  # owners with requests waiting, next first
-        self.requests: dict[Hashable, deque[_Request[In, Out]]] = {}
+        self.requests: dict[Hashable, dict[int, deque[_Request[In, Out]]]] = {}
+        self._served: Hashable = None  # the owner of the request taken last
 
     def __len__(self) -> int:
         return len(self.owners)
 
     def push(self, owner: Hashable, request: _Request[In, Out]) -> None:
         if owner not in self.requests:
-            self.requests[owner] = deque()
-            self.owners.append(owner)
-        self.requests[owner].append(request)
+            self.requests[owner] = {}
+            if len(self.owners) == 1 and self.owners[0] == self._served:
+                self.owners.appendleft(owner)  # the only owner in line was just served: the newcomer's turn
+            else:
+                self.owners.append(owner)
+        self.requests[owner].setdefault(request.priority, deque()).append(request)
 
-    def pop(self) -> _Request[In, Out]:
-        """The next owner's oldest request; that owner goes to the back of the line if it has more."""
-        owner = self.owners.popleft()
-        waiting = self.requests[owner]
+    def next_priority(self) -> int:
+        """The most urgent priority of the owner whose turn it is (there is one: call only when not empty)."""
+        return min(self.requests[self.owners[0]])
+
+    def pop(self, priority: int) -> _Request[In, Out] | None:
+        """The oldest request of `priority` of the first owner in line that has one (None: no owner has); that
+        owner goes to the back of the line if it has more, and the others keep their places."""
+        for owner in self.owners:
+            waiting = self.requests[owner].get(priority)
+            if waiting:
+                break
+        else:
+            return None
         request = waiting.popleft()
-        if waiting:
+        self._served = owner
+        if not waiting:
+            del self.requests[owner][priority]
+        self.owners.remove(owner)
+        if self.requests[owner]:
             self.owners.append(owner)
         else:
             del self.requests[owner]
         return request
 
     def drain(self) -> list[_Request[In, Out]]:
-        left = [r for waiting in self.requests.values() for r in waiting]
+        left = [r for by_priority in self.requests.values() for waiting in by_priority.values() for r in waiting]
         self.owners.clear()
         self.requests.clear()
         return left
@@ -97,7 +117,7 @@ class DynamicBatcher(Generic[In, Out]):
         if policy.max_batch < 1 or threads < 1:
             raise ValueError("max_batch and threads must be at least 1")
         self.name, self._run, self.policy, self._on_batch = name, run, policy, on_batch
-        self._queues: dict[int, _FairQueue[In, Out]] = {}  # priority -> its requests
+        self._queue: _FairQueue[In, Out] = _FairQueue()
         self._waiting = 0
         self._cond = threading.Condition()
         self._closed = False
@@ -120,7 +140,7 @@ class DynamicBatcher(Generic[In, Out]):
                 raise RuntimeError(f"the {self.name} batcher is closed")
             if self._waiting >= self.policy.max_queue:
                 raise Overloaded(f"the {self.name} queue is full ({self.policy.max_queue} waiting)")
-            self._queues.setdefault(priority, _FairQueue()).push(owner, _Request(priority, item, future))
+            self._queue.push(owner, _Request(priority, item, future))
             self._waiting += 1
             self._cond.notify()
         return future
@@ -146,11 +166,13 @@ class DynamicBatcher(Generic[In, Out]):
                     return None
                 if self._waiting:  # another thread of this batcher may have taken them while this one waited
                     break
-            top = min(p for p, queue in self._queues.items() if queue)  # the most urgent kind waiting
-            queue = self._queues[top]
+            priority = self._queue.next_priority()  # the next owner's most urgent kind
             batch: list[_Request[In, Out]] = []
-            while queue and len(batch) < self.policy.max_batch:
-                batch.append(queue.pop())
+            while len(batch) < self.policy.max_batch:
+                request = self._queue.pop(priority)
+                if request is None:
+                    break
+                batch.append(request)
             self._waiting -= len(batch)
             return batch
 
@@ -186,7 +208,7 @@ class DynamicBatcher(Generic[In, Out]):
         """Stop taking work; requests still queued fail with a clear error."""
         with self._cond:
             self._closed = True
-            left = [r for queue in self._queues.values() for r in queue.drain()]
+            left = self._queue.drain()
             self._waiting = 0
             self._cond.notify_all()
         for request in left:

@@ -12,10 +12,13 @@ When the turn ends in that pause with no voice since, the read's transcript is a
 Nothing is committed before a turn ends. Speech that starts soon after a turn ended reopens it: its audio is
 decoded from the start of the request, and the whole request replaces what the turn did (`Turn.reopens`).
 
-Fair share ([limits]): audio is admitted at most `audio_speed` times real time (plus a burst), and at most
-`max_queued_utterances` of a session's utterances wait for the recognizer; past the first the connection is
-closed (`too_fast`), past the second the utterance is refused (`overloaded`). Every request names the session
-as its owner, so the batchers serve sessions in turn, and closing the session cancels the work it left queued.
+Fair share ([limits]): a session belongs to a client (its token's identity, else its address: `ClientShare`),
+and every request names that client as its owner, so the batchers serve clients in turn however many sessions
+each opens. Audio is admitted at most `audio_speed` times real time for the session and `client_audio_speed`
+for all the client's sessions together (each plus a burst); at most `max_queued_utterances` of a session's
+utterances, and `max_queued_utterances_per_client` of its client's, wait for the recognizer. Past an audio bound
+the connection is closed (`too_fast`), past a queue bound the utterance is refused (`overloaded`). Closing the
+session cancels the work it left queued.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from assistant.events import (
 )
 from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
-from assistant.server.limits import AudioAdmission
+from assistant.server.limits import AudioAdmission, AudioBucket, ClientShare
 from assistant.server.workers import Workers
 from assistant.text_pipeline import Turn, TurnOutcome, spoken_turn
 from assistant.turn.models import SOUND, Reading
@@ -75,9 +78,11 @@ Send = Callable[[ServerEvent], Awaitable[None]]
 
 class Session:
     def __init__(self, start: Start, workers: Workers, stream: StreamConfig, send: Send, *,
-                 limits: LimitsSettings | None = None, identity: str = "") -> None:
+                 limits: LimitsSettings | None = None, identity: str = "", share: ClientShare | None = None
+                 ) -> None:
         """Raises InputError (ProtocolError for a bad zone or time) before anything is counted. `identity`: the
-        token's identity ("" without tokens): it namespaces the conversation and owns the bookings made."""
+        token's identity ("" without tokens): it namespaces the conversation and owns the bookings made. `share`:
+        the client's, shared by all its sessions (the gate's); without one the session is a client of its own."""
         try:
             self.zone = parse_zone(start.timezone)
             self.now = parse_reference(start.now, self.zone) if start.now is not None else None
@@ -94,13 +99,17 @@ class Session:
         self._admission = AudioAdmission(self.limits.audio_speed, self.limits.audio_burst_s)
         self._began = time.monotonic()
         self.id = uuid.uuid4().hex[:12]
+        self.share = share or ClientShare(f"session:{self.id}", AudioBucket(self.limits.client_audio_speed,
+                                                                            self.limits.client_audio_burst_s))
+        self.client = self.share.key  # the owner the batchers serve in turn
         conversation = start.conversation_id or f"ws-{self.id}"
         # One identity's conversation ids are its own: another token cannot answer its questions or undo its turns.
         self.conversation = f"{identity}/{conversation}" if identity else conversation
         self.owner = f"token:{identity}" if identity else f"conversation:{conversation}"
-        self._waiting = 0  # this session's utterances ended and not yet acted on
+        self._queued: set[int] = set()  # utterances ended and not yet heard (counted in the client's share too)
         self.latency = LatencyObserver(workers.metrics)
         self._speaking = False  # counted among the workers' speakers
+        self._started: int | None = None  # the utterance whose speech_start was sent and no speech_end yet
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
         self._said: dict[int, str] = {}  # utterance -> the words its turn was acted on (what a reopening one adds to)
@@ -117,6 +126,8 @@ class Session:
         self._set_speaking(False)
         for task in list(self._tasks):
             task.cancel()
+        for utterance in list(self._queued):  # a task cancelled before it ran never reaches its own `finally`
+            self._unqueue(utterance)
 
     def ready(self) -> Ready:
         return Ready(self.id, TARGET_RATE, self.language)
@@ -124,10 +135,13 @@ class Session:
     async def audio(self, pcm: bytes) -> None:
         """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
         arrived = time.monotonic()
-        audio_s = self.stream.audio_ms / 1000 + self.stream.duration_s(len(pcm))
-        if self._admission.refused(audio_s, arrived - self._began):
+        frame_s = self.stream.duration_s(len(pcm))
+        if self._admission.refused(self.stream.audio_ms / 1000 + frame_s, arrived - self._began):
             raise LimitExceeded("too_fast", f"audio arrives faster than {self.limits.audio_speed:g} times real time "
                                 f"(after the first {self.limits.audio_burst_s:g} s); send it in real time")
+        if self.share.audio.refused(frame_s):
+            raise LimitExceeded("too_fast", f"your sessions together send audio faster than "
+                                f"{self.limits.client_audio_speed:g} times real time; send it in real time")
         await self._handle(self.turns.feed(pcm), arrived)
 
     async def stop(self) -> None:
@@ -146,6 +160,7 @@ class Session:
             decision = pending.popleft()
             if isinstance(decision, TurnBegan):
                 self._set_speaking(True)
+                self._started = decision.utterance
                 await self.send(SpeechStart(decision.utterance, decision.start_ms))
             elif isinstance(decision, PartialDue):
                 self._partial(decision)
@@ -159,24 +174,48 @@ class Session:
                                           verdict.reason, list(verdict.waiting_for)))
             elif isinstance(decision, TurnEnded):
                 self._set_speaking(False)
+                self._started = None
                 self.latency.speech_ended(decision.utterance, self._arrival(decision.end_ms))
                 await self._emit(SpeechEnd(decision.utterance, decision.end_ms, decision.forced))
                 self._ended(decision)
             elif isinstance(decision, SpeechDropped):
                 self._set_speaking(False)
+                if self._started == decision.utterance:  # a client showing "listening..." hears that it is over
+                    self._started = None
+                    await self.send(SpeechEnd(decision.utterance, self.stream.audio_ms, discarded=True))
 
     def _ended(self, ended: TurnEnded) -> None:
         """The turn is over: act on it (with the last read's transcript when the turn ended in that pause)."""
-        if self._waiting >= self.limits.max_queued_utterances:
+        full = self._queue_full()
+        if full is not None:
+            reason, waiting = full
             self.latency.forget(ended.utterance)
-            self.workers.metrics.refused.labels("session_queue_full").inc()
+            self.workers.metrics.refused.labels(reason).inc()
             self._spawn(self._say(ErrorEvent(
-                "overloaded", f"utterance {ended.utterance} was not processed: {self._waiting} of yours are still "
+                "overloaded", f"utterance {ended.utterance} was not processed: {waiting} of yours are still "
                               "waiting for the recognizer; send audio in real time")))
             return
-        self._waiting += 1
+        self._queue(ended.utterance)
         previous = self._last_turn
         self._last_turn = self._spawn(self._understand(ended, previous))
+
+    def _queue_full(self) -> tuple[str, int] | None:
+        """(why, how many wait) when this session's or its client's utterances already fill their bound."""
+        if len(self._queued) >= self.limits.max_queued_utterances:
+            return "session_queue_full", len(self._queued)
+        if self.share.waiting >= self.limits.max_queued_utterances_per_client:
+            return "client_queue_full", self.share.waiting
+        return None
+
+    def _queue(self, utterance: int) -> None:
+        self._queued.add(utterance)
+        self.share.waiting += 1
+
+    def _unqueue(self, utterance: int) -> None:
+        """No longer waiting for the recognizer (once per utterance, whether it was heard or cancelled)."""
+        if utterance in self._queued:
+            self._queued.discard(utterance)
+            self.share.waiting -= 1
 
     def _arrival(self, audio_ms: int) -> float:
         """When the audio at `audio_ms` arrived: latency is measured from there, as a person experiences it."""
@@ -236,7 +275,7 @@ class Session:
             if not text or utterance != self.stream.utterance or not self.stream.in_speech:
                 return
             turn = self._turn(text, preview=True, reopens=self.turns.reopened(utterance))
-            outcome = await self.workers.act(turn, self.id)  # the command forming
+            outcome = await self.workers.act(turn, self.client)  # the command forming
         except (Overloaded, ModelServerUnavailable):
             return  # a partial is only a display: shed
         if utterance == self.stream.utterance and self.stream.in_speech:
@@ -251,22 +290,24 @@ class Session:
     async def _at_pause(self, due: ReadDue) -> Reading | None:
         """Read what the turn model listens to at this pause (None: nothing read, the plain hangover)."""
         metrics = self.workers.metrics
-        refused = self.workers.read_refused()
+        refused = self.workers.read_refused(self.client)
         if refused:
             metrics.turn_verdicts.labels("shed").inc()
             return None
         try:
             if self.turns.model.listens == SOUND:
-                return Reading(probability=await self.workers.turn_probability(due.audio, self.id))
+                return Reading(probability=await self.workers.turn_probability(due.audio, self.client))
             text = await self._hear(due.utterance, due.audio, final=False, read=True)
             if not text.strip():
                 return Reading(text)
-            outcome = await self.workers.act(self._turn(text, preview=True, reopens=due.reopens), self.id)
+            outcome = await self.workers.act(self._turn(text, preview=True, reopens=due.reopens), self.client)
             await self.send(self._partial_event(due.utterance, text, outcome))
             return Reading(text, outcome.result, outcome.confidence)
         except (Overloaded, ModelServerUnavailable):  # a read is shed like a partial: the plain hangover
             metrics.turn_verdicts.labels("shed").inc()
             return None
+        except ConnectionClosed:
+            raise  # the client is gone (or stopped answering pings): nothing failed here
         except Exception:  # a failed read costs the turn its early end, never the utterance
             log.exception("read at a pause failed")
             metrics.turn_verdicts.labels("failed").inc()
@@ -286,7 +327,7 @@ class Session:
                 return
             turn = self._turn(text, reopens=ended.reopens)
             self._said = {**{u: t for u, t in self._said.items() if u > utterance - 4}, utterance: text}
-            outcome = await self.workers.retrying(lambda: self.workers.act(turn, self.id),
+            outcome = await self.workers.retrying(lambda: self.workers.act(turn, self.client),
                                                   self._model_waiting(utterance))
             if outcome.result is None:
                 await self._failed(utterance, outcome.failure)
@@ -295,6 +336,8 @@ class Session:
             await self._emit(IntentEvent(utterance, outcome.intent, outcome.confidence,
                                          [s.to_dict() for s in outcome.slots]))
             await self._emit(ResultEvent(utterance, outcome.result.to_dict()))
+        except ConnectionClosed:
+            raise  # the client is gone: no one to tell, nothing failed
         except Exception as exc:  # one utterance failing must not end the session; say what happened
             await self._failed(utterance, exc)
 
@@ -308,7 +351,7 @@ class Session:
             return await self.workers.retrying(lambda: self._hear(utterance, audio, final=True),
                                                self._model_waiting(utterance))
         finally:
-            self._waiting -= 1
+            self._unqueue(utterance)
 
     async def _hear(self, utterance: int, audio: bytes, *, final: bool, read: bool = False) -> str:
         """The text of this audio in the session's language; in an "auto" session, in the language identified
@@ -316,7 +359,7 @@ class Session:
         language = self.language
         if language == "auto" and not (final or read) and self._spoken is not None:
             language = self._spoken
-        text, heard_in = await self.workers.hear(audio, final=final, read=read, owner=self.id, language=language)
+        text, heard_in = await self.workers.hear(audio, final=final, read=read, owner=self.client, language=language)
         if final or read:
             self._heard_in[utterance] = heard_in
             if self.language == "auto":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
@@ -99,6 +100,7 @@ class Workers:
         self.in_flight = {"asr": 0, "nlu": 0, "asr_final": 0, "turn": 0}
         self.decode_s = 0.0  # a moving average of recent decode times
         self.speakers = 0  # sessions whose speaker is mid-utterance
+        self._asr_owners: Counter[Hashable] = Counter()  # recognition calls queued or running, per owner
         backend = pipeline.backend
         self._models = {
             "asr_model": recognizer.model_name, "asr_device": f"{recognizer.device} {recognizer.compute_type}",
@@ -193,10 +195,12 @@ class Workers:
             raise ValueError("these workers cannot tell languages apart (one language, or no identifier)")
         priority = FINAL if final else READ if read else PARTIAL
         self.in_flight["asr_final"] += final
+        self._asr_owners[owner] += 1
         try:
             heard, text = await self._run("asr", self._identify((audio, priority), priority, owner))
         finally:
             self.in_flight["asr_final"] -= final
+            self._unowned(owner)
         if text is None:
             text = await self.transcribe(audio, final=final, read=read, owner=owner, language=heard)
         return text, heard
@@ -208,11 +212,18 @@ class Workers:
         priority = FINAL if final else READ if read else PARTIAL
         batcher = self._asr_by_language[language]
         self.in_flight["asr_final"] += final
+        self._asr_owners[owner] += 1
         try:
             text: str = await self._run("asr", batcher((audio, priority), priority, owner))
         finally:
             self.in_flight["asr_final"] -= final
+            self._unowned(owner)
         return text
+
+    def _unowned(self, owner: Hashable) -> None:
+        self._asr_owners[owner] -= 1
+        if self._asr_owners[owner] <= 0:
+            del self._asr_owners[owner]
 
     async def turn_probability(self, audio: bytes, owner: Hashable = None) -> float:
         """The acoustic turn model's probability that the speaker is done (raises if none is configured)."""
@@ -301,12 +312,15 @@ class Workers:
             return "others_speaking"
         return None
 
-    def read_refused(self) -> str | None:
-        """Why a read at a pause must not start now, or None. Where decodes are slow (a CPU: a whole second on
-        2 cores) a read waiting behind another decode would hold the turn longer than the plain hangover, and
-        every read is one more decode for the one recognizer: a read starts only on an idle recognizer, and the
-        turn takes the plain hangover otherwise."""
-        if self.in_flight["asr"] and self.decode_s * 1e3 > self.policy.partial_budget_ms:
+    def read_refused(self, owner: Hashable = None) -> str | None:
+        """Why a read at a pause by `owner` must not start now, or None. Where decodes are slow (a CPU: a whole
+        second on 2 cores) a read waiting behind other decodes would hold the turn longer than the plain hangover,
+        and every read is one more decode for the one recognizer: a read starts only when the recognizer has none
+        of its owner's work, and that of one other owner at most (owners are served in turn, so it then waits for
+        one decode at most: a client flooding the recognizer costs the others about one call, not their reads)."""
+        if not self.in_flight["asr"] or self.decode_s * 1e3 <= self.policy.partial_budget_ms:
+            return None
+        if self._asr_owners[owner] or len(self._asr_owners) > 1:
             return "busy"
         return None
 

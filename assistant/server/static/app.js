@@ -110,9 +110,18 @@ function onFrame({ pcm, peak }) {
 }
 
 // ---- websocket ---------------------------------------------------------------------------------------------
+// The token goes in the handshake, as a subprotocol beside "voice-assistant" (a page cannot set a websocket's
+// headers): the server checks it before the connection takes a place. Its UTF-8 in base64url, no padding.
+function tokenProtocols() {
+  if (!TOKEN) return [];
+  const bytes = new TextEncoder().encode(TOKEN);
+  const encoded = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return ["voice-assistant", `voice-assistant.token.${encoded}`];
+}
+
 function connect() {
   clearTimeout(state.retryTimer);
-  const socket = new WebSocket(WS_URL);
+  const socket = new WebSocket(WS_URL, tokenProtocols());
   socket.binaryType = "arraybuffer";
   socket.ready = false;
   state.socket = socket;
@@ -121,7 +130,7 @@ function connect() {
     const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE,
       conversation_id: CONVERSATION, language: $("language").value };
     if (NOW) start.now = NOW;
-    if (TOKEN) start.token = TOKEN;
+    socket.opened = true;
     socket.send(JSON.stringify(start));
   };
   socket.onmessage = (message) => {
@@ -140,7 +149,10 @@ function connect() {
     setVad(false);
     if (state.listening) {
       setConnection("reconnecting", "down");
-      showError(`The connection to the server (${WS_URL}) was lost. Reconnecting…`);
+      // A refused handshake looks the same to a page whatever the reason: say the likely ones.
+      showError(socket.opened ? `The connection to the server (${WS_URL}) was lost. Reconnecting…`
+        : `The server (${WS_URL}) did not take the connection: it may be busy or down${TOKEN ?
+          ", or the token in /#token= is wrong" : ""}. Trying again…`);
       state.retryTimer = setTimeout(connect, state.retryMs);
       state.retryMs = Math.min(state.retryMs * 2, 8000);
     } else {
@@ -168,7 +180,7 @@ function onEvent(socket, event) {
       break;
     case "speech_end":
       setVad(false);
-      state.speechEnd.set(event.utterance, event.audio_ms);
+      if (!event.discarded) state.speechEnd.set(event.utterance, event.audio_ms);
       break;
     case "partial":
       $("partial").textContent = event.text;
