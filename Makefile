@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak
+.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -84,6 +84,12 @@ bench-turns: install-test
 bench-soak: install-test
 	$(VENV)/bin/assistant bench soak --clients 4 --minutes 5 \
 	  --json docs/benchmarks/soak-cpu.json --plot docs/benchmarks/soak-cpu.png
+
+# Real-time clients (a token each) beside an abusive identity: 24 flooding sessions, handshakes that never
+# authenticate, a token guesser (docs/reliability.md#soak)
+bench-soak-abuse: install-test
+	$(VENV)/bin/assistant bench soak --clients 8 --minutes 10 --abuse \
+	  --json docs/benchmarks/soak-abuse-cpu.json --plot docs/benchmarks/soak-abuse-cpu.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

@@ -100,7 +100,7 @@ class LimitsSettings:
     # small pool of their own, and must authenticate this soon; they never take an authenticated client's place.
     max_unauthenticated: int = 16
     max_unauthenticated_per_address: int = 4
-    unauthenticated_timeout_s: float = 1.0
+    unauthenticated_timeout_s: float = 0.5  # a client sends start as soon as it connects: half a second is ample
     wrong_tokens_before_backoff: int = 5  # wrong tokens from one address before it must wait (HTTP 429) ...
     max_backoff_s: float = 60.0  # ... 1 s, doubling with every further wrong token, up to this
 

@@ -44,7 +44,7 @@ from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.errors import ConfigError
 from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
 
-__all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "E2EBenchOptions", "load_corpus",
+__all__ = ["CorpusItem", "Measurement", "Verdict", "E2EOptions", "E2EBenchOptions", "load_corpus", "one_client_limits",
            "measure_request", "judge", "run_point", "run_sweep", "summarize", "print_report", "metrics_url",
            "run_e2e_bench", "CORPUS_NOW", "CORPUS_TZ"]
 
@@ -192,6 +192,15 @@ class E2EOptions:
     token: str | None = None  # the server's access token, if it needs one
     tokens: tuple[str, ...] = ()  # one per client instead (client i: tokens[i % len]): each its own identity
     client_procs: int = 1  # processes the clients are spread over, each with its own event loop
+
+
+def one_client_limits(room: int) -> list[str]:
+    """`--set` arguments for a spawned server whose every client is the benchmark: one address, so one client
+    identity ([limits]): room for `room` connections of it, with the per-session bounds as they are."""
+    return [arg for key, value in (("max_connections", room), ("max_connections_per_client", room),
+                                   ("max_queued_utterances_per_client", 3 * room),
+                                   ("client_audio_speed", float(room)))
+            for arg in ("--set", f"limits.{key}={value}")]
 
 
 def frames_of(item: CorpusItem) -> int:
@@ -437,11 +446,7 @@ def _sweep_layout(run: E2EBenchOptions, layout: Layout, corpus: list[CorpusItem]
     room = max(run.clients) + 8  # the spawned servers' connection caps ([limits]) fit the sweep's clients
     config_args = [*(["--config", str(run.config)] if run.config else []),
                    *(["--set", f"asr.model={json.dumps(run.asr_model)}"] if run.asr_model else [])]
-    # every client of the benchmark is one address, so one client identity: room for all of them
-    limits = [arg for key, value in (("max_connections", room), ("max_connections_per_client", room),
-                                     ("max_queued_utterances_per_client", 3 * room),
-                                     ("client_audio_speed", float(room)))
-              for arg in ("--set", f"limits.{key}={value}")]
+    limits = one_client_limits(room)
     store = run.store or scratch / f"bookings-{layout.name.replace(':', '-')}.sqlite"
     print(f"[bench] layout {layout.name}", file=sys.stderr)
     with deploy(layout, store, limits, config_args) as deployment:

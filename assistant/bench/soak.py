@@ -29,7 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from assistant import event_loop
 from assistant.bench.abuse import AbuseOptions, AbuseReport, run_abuse
-from assistant.bench.e2e import E2EOptions, load_corpus, metrics_url, run_point
+from assistant.bench.e2e import E2EOptions, load_corpus, metrics_url, one_client_limits, run_point
 from assistant.bench.report import machine_info, write_report
 from assistant.errors import ConfigError
 
@@ -125,9 +125,11 @@ def run_soak_bench(options: SoakOptions) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     args = ["--config", str(options.config)] if options.config else []
     tokens = None
-    if options.abuse:
+    if options.abuse:  # each client its own identity: the defaults are what each may take
         tokens = _Tokens.write(scratch / "tokens", options.clients)
         args += ["--set", f"access.tokens_file={str(scratch / 'tokens')!r}"]
+    else:  # every client is this process's address: one identity, with room for all of them
+        args += one_client_limits(options.clients + 8)
     env = {k: v for k, v in os.environ.items() if k != "ASSISTANT_TOKEN"}
     log: list[str] = []
     server, url = spawn_server(scratch / "bookings.sqlite", args, env=env, log=log)
@@ -182,7 +184,8 @@ def run_soak_bench(options: SoakOptions) -> int:
     if options.plot:
         from assistant.bench.plot import plot_soak
 
-        plot_soak(samples, options.plot, f"Server memory during the soak: {options.clients} clients, "
+        abuse = "" if abused is None else f" beside {options.flood_sessions} flooding sessions and more abuse"
+        plot_soak(samples, options.plot, f"Server memory during the soak: {options.clients} clients{abuse}, "
                                          f"{options.minutes:g} min, {len(measurements)} requests, "
                                          f"{report['lost']} lost ({machine['cpu']})")
     return 0 if alive and not report["lost"] and not report["server_tracebacks"] else 1

@@ -113,19 +113,30 @@ class Gate:
                                                            "Authorization: Bearer TOKEN", WWW_Authenticate="Bearer"))
         return await self._routes(request)
 
-    def _check_token(self, address: str, token: str) -> tuple[str | None, Response | None]:
-        """(the token's identity, None), or (None, the refusal: 429 while the address waits, 401 when wrong)."""
+    def _verify(self, address: str, token: str) -> tuple[str | None, float]:
+        """(the identity, 0) for a right token, (None, 0) for a wrong one (counted against the address), and
+        (None, seconds) while the address must still wait: then right or wrong get the same answer, so a guess
+        is not told apart."""
         identity = self.access.identity(token)
         wait = self.wrong_tokens.retry_after(address, identity)
-        if wait > 0:  # right or wrong, the same answer: a guess is not told apart while the address waits
-            return None, self._refuse("backoff", plain_response(
-                429, "Too Many Requests", f"too many wrong tokens from {address}; try again in {math.ceil(wait)} s",
-                Retry_After=str(math.ceil(wait))))
+        if wait > 0:
+            self.metrics.refused.labels("backoff").inc()
+            return None, wait
         if identity is None:
             self.wrong_tokens.wrong(address)
-            return None, self._refuse("bad_token", plain_response(401, "Unauthorized", "the token is not valid",
-                                                                  WWW_Authenticate="Bearer"))
-        self.wrong_tokens.right(address, identity)
+            self.metrics.refused.labels("bad_token").inc()
+        else:
+            self.wrong_tokens.right(address, identity)
+        return identity, 0.0
+
+    def _check_token(self, address: str, token: str) -> tuple[str | None, Response | None]:
+        """(the token's identity, None), or (None, the refusal: 429 while the address waits, 401 when wrong)."""
+        identity, wait = self._verify(address, token)
+        if wait > 0:
+            return None, plain_response(429, "Too Many Requests", f"too many wrong tokens from {address}; try "
+                                        f"again in {math.ceil(wait)} s", Retry_After=str(math.ceil(wait)))
+        if identity is None:
+            return None, plain_response(401, "Unauthorized", "the token is not valid", WWW_Authenticate="Bearer")
         return identity, None
 
     def _busy(self, reason: str) -> Response:
@@ -163,17 +174,12 @@ class Gate:
             self.metrics.refused.labels("no_token").inc()
             raise LimitExceeded("unauthorized", "this server needs a token: an Authorization: Bearer header, the "
                                 "token subprotocol, or \"token\" in start")
-        identity = self.access.identity(token)
-        wait = self.wrong_tokens.retry_after(admission.address, identity)
+        identity, wait = self._verify(admission.address, token)
         if wait > 0:
-            self.metrics.refused.labels("backoff").inc()
             raise LimitExceeded("backoff", f"too many wrong tokens from this address; try again in "
                                 f"{math.ceil(wait)} s")
         if identity is None:
-            self.wrong_tokens.wrong(admission.address)
-            self.metrics.refused.labels("bad_token").inc()
             raise LimitExceeded("unauthorized", "the token is not valid")
-        self.wrong_tokens.right(admission.address, identity)
         share = self.counts.admit(client_key(identity, admission.address))
         if isinstance(share, str):
             self.metrics.refused.labels("too_many_connections").inc()

@@ -4,9 +4,9 @@ stream, so recognition and understanding overlap), and the load policy that deci
 may use the recognizer.
 
 Sessions never touch a model or the store directly: they await `transcribe`, `act` and `run_nlu`, naming
-themselves as the `owner` of the request: the batchers serve owners round-robin and refuse work past their
-queue bound (`Overloaded`). The workers keep counts (calls in flight, speakers mid-utterance), never references
-to sessions.
+their client (a token's identity, else an address) as the `owner` of the request: the batchers serve owners
+round-robin and refuse work past their queue bound (`Overloaded`). The workers keep counts (calls in flight, per
+owner too, speakers mid-utterance), never references to sessions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -194,13 +195,8 @@ class Workers:
         if self._identify is None:
             raise ValueError("these workers cannot tell languages apart (one language, or no identifier)")
         priority = FINAL if final else READ if read else PARTIAL
-        self.in_flight["asr_final"] += final
-        self._asr_owners[owner] += 1
-        try:
+        with self._recognizing(owner, final):
             heard, text = await self._run("asr", self._identify((audio, priority), priority, owner))
-        finally:
-            self.in_flight["asr_final"] -= final
-            self._unowned(owner)
         if text is None:
             text = await self.transcribe(audio, final=final, read=read, owner=owner, language=heard)
         return text, heard
@@ -211,19 +207,23 @@ class Workers:
         within a kind, owners take turns. Raises Overloaded when the recognizer's queue is full."""
         priority = FINAL if final else READ if read else PARTIAL
         batcher = self._asr_by_language[language]
+        with self._recognizing(owner, final):
+            text: str = await self._run("asr", batcher((audio, priority), priority, owner))
+        return text
+
+    @contextmanager
+    def _recognizing(self, owner: Hashable, final: bool) -> Iterator[None]:
+        """Counts a recognition call while it is queued or running: finals (partials give way to them) and each
+        owner's (a read waits for one other owner's decode at most: `read_refused`)."""
         self.in_flight["asr_final"] += final
         self._asr_owners[owner] += 1
         try:
-            text: str = await self._run("asr", batcher((audio, priority), priority, owner))
+            yield
         finally:
             self.in_flight["asr_final"] -= final
-            self._unowned(owner)
-        return text
-
-    def _unowned(self, owner: Hashable) -> None:
-        self._asr_owners[owner] -= 1
-        if self._asr_owners[owner] <= 0:
-            del self._asr_owners[owner]
+            self._asr_owners[owner] -= 1
+            if self._asr_owners[owner] <= 0:
+                del self._asr_owners[owner]
 
     async def turn_probability(self, audio: bytes, owner: Hashable = None) -> float:
         """The acoustic turn model's probability that the speaker is done (raises if none is configured)."""
