@@ -67,6 +67,11 @@ class ClientShare:
     connections: int = 0
     waiting: int = 0
 
+    @classmethod
+    def of(cls, key: str, limits: LimitsSettings) -> ClientShare:
+        """A new client's share, holding nothing yet."""
+        return cls(key, AudioBucket(limits.client_audio_speed, limits.client_audio_burst_s))
+
 
 class Connections:
     """Open websocket connections: authenticated ones in all and per client, the ones still waiting to
@@ -86,8 +91,7 @@ class Connections:
         if share is not None and share.connections >= self.limits.max_connections_per_client:
             return f"{key} has {share.connections} connections, the limit per client"
         if share is None:
-            share = self.clients[key] = ClientShare(
-                key, AudioBucket(self.limits.client_audio_speed, self.limits.client_audio_burst_s))
+            share = self.clients[key] = ClientShare.of(key, self.limits)
         share.connections += 1
         self.total += 1
         return share

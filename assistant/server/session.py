@@ -53,7 +53,7 @@ from assistant.events import (
 )
 from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
-from assistant.server.limits import AudioAdmission, AudioBucket, ClientShare
+from assistant.server.limits import AudioAdmission, ClientShare
 from assistant.server.workers import Workers
 from assistant.text_pipeline import Turn, TurnOutcome, spoken_turn
 from assistant.turn.models import SOUND, Reading
@@ -99,8 +99,7 @@ class Session:
         self._admission = AudioAdmission(self.limits.audio_speed, self.limits.audio_burst_s)
         self._began = time.monotonic()
         self.id = uuid.uuid4().hex[:12]
-        self.share = share or ClientShare(f"session:{self.id}", AudioBucket(self.limits.client_audio_speed,
-                                                                            self.limits.client_audio_burst_s))
+        self.share = share or ClientShare.of(f"session:{self.id}", self.limits)
         self.client = self.share.key  # the owner the batchers serve in turn
         conversation = start.conversation_id or f"ws-{self.id}"
         # One identity's conversation ids are its own: another token cannot answer its questions or undo its turns.
@@ -109,7 +108,6 @@ class Session:
         self._queued: set[int] = set()  # utterances ended and not yet heard (counted in the client's share too)
         self.latency = LatencyObserver(workers.metrics)
         self._speaking = False  # counted among the workers' speakers
-        self._started: int | None = None  # the utterance whose speech_start was sent and no speech_end yet
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
         self._said: dict[int, str] = {}  # utterance -> the words its turn was acted on (what a reopening one adds to)
@@ -160,7 +158,6 @@ class Session:
             decision = pending.popleft()
             if isinstance(decision, TurnBegan):
                 self._set_speaking(True)
-                self._started = decision.utterance
                 await self.send(SpeechStart(decision.utterance, decision.start_ms))
             elif isinstance(decision, PartialDue):
                 self._partial(decision)
@@ -174,15 +171,14 @@ class Session:
                                           verdict.reason, list(verdict.waiting_for)))
             elif isinstance(decision, TurnEnded):
                 self._set_speaking(False)
-                self._started = None
                 self.latency.speech_ended(decision.utterance, self._arrival(decision.end_ms))
                 await self._emit(SpeechEnd(decision.utterance, decision.end_ms, decision.forced))
                 self._ended(decision)
             elif isinstance(decision, SpeechDropped):
                 self._set_speaking(False)
-                if self._started == decision.utterance:  # a client showing "listening..." hears that it is over
-                    self._started = None
-                    await self.send(SpeechEnd(decision.utterance, self.stream.audio_ms, discarded=True))
+                # only an utterance that began is dropped (its speech_start was sent): a client showing
+                # "listening..." hears that it is over
+                await self.send(SpeechEnd(decision.utterance, self.stream.audio_ms, discarded=True))
 
     def _ended(self, ended: TurnEnded) -> None:
         """The turn is over: act on it (with the last read's transcript when the turn ended in that pause)."""
