@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from assistant.clients.send import Received, stream_audio
-from assistant.events import _START_TYPES, ResultEvent, SpeechEnd
+from assistant.events import _START_TYPES, Latency, ResultEvent
 from assistant.nlu.model_folder import NLUModel
 from assistant.server.access import token_subprotocol
 from assistant.server.spawn import spawn_server
@@ -72,10 +73,33 @@ def _ready(ws: ClientConnection, start: dict[str, Any] | None = None) -> dict[st
 # One identity streams the spoken corpus from FLOOD_SESSIONS sessions at once, each at FLOOD_SPEED times real time:
 # inside every per-session limit (audio_speed 4), and together inside the client's (client_audio_speed 32). Another
 # identity then speaks one booking in real time. Before, every session was served in turn, so the real-time user
-# waited behind a decode of each flooding session (the probe measured 6-7 s beside 8 sessions and 15-17.5 s beside
-# 24); now clients are served in turn, and it waits for about one decode of the flood's besides its own.
+# waited behind a decode of each flooding session (9.74 s beside these 16 on a 2-core Xeon, 0.51 s alone; the probe
+# measured 15-17.5 s beside 24); now clients are served in turn, and it waits for about one decode of the flood's
+# besides its own (0.66 s there). The bound is in this machine's own decodes, measured by the server during the
+# flood, over what the same request took on the quiet server: a slower processor's decodes are slower for both.
 FLOOD_SESSIONS, FLOOD_SPEED = 16, 1.9
-REAL_TIME_RESULT_WITHIN_S = 3.0
+EXTRA_DECODES_AT_MOST = 4
+
+
+def _r02() -> tuple[bytes, int]:
+    with wave.open(str(CORPUS / "r02.wav"), "rb") as wav:
+        return wav.readframes(wav.getnframes()), wav.getframerate()
+
+
+def _result_wait(events: list[Received]) -> tuple[float, dict[str, Any]]:
+    """Seconds from the arrival of the audio where speech ended to the result (the server's `latency` event: the
+    end of turn's wait included), and the result."""
+    (latency,) = [r.event for r in events if isinstance(r.event, Latency)]
+    result = next(r.event for r in events if isinstance(r.event, ResultEvent))
+    assert isinstance(latency, Latency) and isinstance(result, ResultEvent)
+    return latency.stages_ms["result"] / 1000, result.result
+
+
+async def _alone(url: str, now: str) -> list[Received]:
+    pcm, rate = _r02()
+    got: list[Received] = []
+    await stream_audio(url, pcm, rate, 1, got.append, now=now, tz=START["timezone"], token=TOKENS["alice"])
+    return got
 
 
 async def _many_sessions_beside_a_real_time_user(url: str) -> tuple[list[list[Received]], list[Received]]:
@@ -86,31 +110,35 @@ async def _many_sessions_beside_a_real_time_user(url: str) -> tuple[list[list[Re
                                                  speed=FLOOD_SPEED))
                 for i in range(FLOOD_SESSIONS)]
     await asyncio.sleep(4.0)  # the flood's utterances are queued first
-    with wave.open(str(CORPUS / "r02.wav"), "rb") as wav:
-        pcm, rate = wav.readframes(wav.getnframes()), wav.getframerate()
-    real: list[Received] = []
-    await stream_audio(url, pcm, rate, 1, real.append, now=START["now"], tz=START["timezone"],
-                       token=TOKENS["alice"])
+    real = await _alone(url, START["now"])
     for task in flooding:
         task.cancel()
     await asyncio.gather(*flooding, return_exceptions=True)
     return floods, real
 
 
+def _final_decode_s(url: str) -> float:
+    """The server's mean final decode so far, in seconds (its /metrics)."""
+    samples = _http(url, "GET", "/metrics", _bearer("alice")).body.decode()  # type: ignore[attr-defined]
+    values = {(s.name, s.labels.get("work")): s.value for family in text_string_to_metric_families(samples)
+              for s in family.samples}
+    return values[("voice_compute_seconds_sum", "asr_final")] / values[("voice_compute_seconds_count", "asr_final")]
+
+
 def test_many_sessions_of_one_client_do_not_starve_another_client(tmp_path: Path, meeting_model: NLUModel) -> None:
     proc, url = _token_server(tmp_path, {})
     try:
+        quiet, _ = _result_wait(asyncio.run(_alone(url, "2026-12-09T10:00:00")))  # another day: no conflict
         floods, real = asyncio.run(_many_sessions_beside_a_real_time_user(url))
+        decode_s = _final_decode_s(url)
     finally:
         proc.terminate()
         proc.wait(30)
-    ended = next(r.t for r in real if isinstance(r.event, SpeechEnd))
-    result = next(r for r in real if isinstance(r.event, ResultEvent))
-    waited = result.t - ended
-    print(f"the real-time user's result came {waited:.2f} s after its speech, beside {FLOOD_SESSIONS} sessions of "
-          "another client")
-    assert result.event.result["command"]["room"] == "kilimanjaro"
-    assert waited < REAL_TIME_RESULT_WITHIN_S
+    waited, result = _result_wait(real)
+    print(f"the real-time user's result came {waited:.2f} s after its speech beside {FLOOD_SESSIONS} sessions of "
+          f"another client ({quiet:.2f} s alone; a final decode took {decode_s:.2f} s on average)")
+    assert result["command"]["room"] == "kilimanjaro"
+    assert waited < quiet + EXTRA_DECODES_AT_MOST * decode_s  # before: about one decode per flooding session
     flood_results = sum(isinstance(r.event, ResultEvent) for flood in floods for r in flood)
     assert flood_results > 0  # the flood was served too, only in turn
 
