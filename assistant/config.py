@@ -1,4 +1,7 @@
-"""Settings: parsed once at the edge (CLI) from configs/*.toml into frozen dataclasses, then passed down."""
+"""Settings: parsed once at the edge (CLI) from configs/*.toml into frozen dataclasses, then passed down.
+
+Each section refuses a bad value when it is built (`__post_init__` raises SettingError), however it is built: from a
+file, with `--set`, or with `dataclasses.replace` in code. Loading names the file and section in the message."""
 
 from __future__ import annotations
 
@@ -8,13 +11,18 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import ConfigError
-from assistant.turn.policy import TURN_MODELS, TurnSettings
+from assistant.batching import BatchPolicy
+from assistant.errors import ConfigError, SettingError
+from assistant.event_loop import loop_factory
+from assistant.language.registry import CODES, DEFAULT, known
+from assistant.turn.policy import TurnSettings
+from engines.base import ShapeProfile
 
 __all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
            "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings", "DEFAULT_CONFIG", "load_settings",
            "ASR_ENGINES"]
 
+ASR_ENGINES = ("whisper", "moonshine")
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
 
@@ -27,11 +35,29 @@ class NLUSettings:
     max_tokens: int = 128
     max_chars: int = 1000
     batch_size: int = 64
-    # "en": MiniLM; "zh": Chinese and mixed requests on multilingual-e5 (a text with a Chinese character goes there)
-    languages: list[str] = field(default_factory=lambda: ["en", "zh"])
+    # the languages whose models are served (assistant/language/registry.py; English always): "en" MiniLM, "zh"
+    # Chinese and mixed requests on multilingual-e5 (a text with a Chinese character goes there)
+    languages: list[str] = field(default_factory=lambda: list(CODES))
     # GPU backends: shapes an engine is built for / CUDA graphs are captured for, as [min, opt, max]
     profile_batch: list[int] = field(default_factory=lambda: [1, 8, 64])
     profile_seq: list[int] = field(default_factory=lambda: [8, 32, 128])
+
+    def __post_init__(self) -> None:
+        if DEFAULT.code not in self.languages or not all(known(code) for code in self.languages):
+            others = ", ".join(f'"{code}"' for code in CODES if code != DEFAULT.code)
+            raise SettingError("languages", f'"{DEFAULT.code}", optionally with {others}; got {self.languages!r}')
+        _ = self.shapes  # refused here, not when a GPU backend is first built
+
+    @property
+    def shapes(self) -> ShapeProfile:
+        """profile_batch / profile_seq as the GPU backends' shapes."""
+        batch, seq = self.profile_batch, self.profile_seq
+        if len(batch) != 3 or len(seq) != 3:
+            raise SettingError(None, f"profile_batch and profile_seq are [min, opt, max]; got {batch!r}, {seq!r}")
+        try:
+            return ShapeProfile((batch[0], batch[1], batch[2]), (seq[0], seq[1], seq[2]))
+        except ValueError as exc:
+            raise SettingError(None, str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,14 @@ class BookingSettings:
     afternoon_hours: list[int] = field(default_factory=lambda: [1, 7])  # bare hours read as pm (inclusive)
     conversation_idle_seconds: int = 300
     max_hours: float = 10.0  # a longer booking is a question, never a command (the guard)
+
+    def __post_init__(self) -> None:
+        for name in ("morning_hours", "afternoon_hours"):
+            hours = getattr(self, name)
+            if len(hours) != 2 or not all(isinstance(h, int) and 1 <= h <= 12 for h in hours) or hours[0] > hours[1]:
+                raise SettingError(name, f"must be [first, last] clock hours 1-12, got {hours!r}")
+        if not 0 < self.max_hours <= 24:
+            raise SettingError("max_hours", f"must be more than 0 and at most 24, got {self.max_hours!r}")
 
 
 @dataclass(frozen=True)
@@ -66,6 +100,12 @@ class ASRSettings:
     hotwords: bool = True  # prime the recognizer with the room names and the domain's verbs
     chinese_model: str = "base"  # multilingual Whisper for sessions that speak Chinese ([nlu] languages has "zh")
 
+    def __post_init__(self) -> None:
+        if self.engine not in ASR_ENGINES:
+            raise SettingError("engine", f"{self.engine!r} is not one of {', '.join(ASR_ENGINES)}")
+        if self.engine == "moonshine" and self.device != "cpu":
+            raise SettingError(None, "engine \"moonshine\" runs on the CPU (device = \"cpu\"); on a GPU use whisper")
+
 
 @dataclass(frozen=True)
 class ServingSettings:
@@ -78,6 +118,22 @@ class ServingSettings:
     asr_max_queue: int = 256  # decodes waiting, all sessions; past it a request is refused ("overloaded")
     nlu_max_queue: int = 1024
     event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
+
+    def __post_init__(self) -> None:
+        if min(self.asr_max_batch, self.nlu_max_batch, self.asr_max_queue, self.nlu_max_queue) < 1:
+            raise SettingError(None, "asr/nlu max_batch and max_queue are at least 1")
+        try:
+            loop_factory(self.event_loop)  # "uvloop" where it is not installed is refused here too
+        except (ValueError, ImportError) as exc:
+            raise SettingError("event_loop", str(exc)) from None
+
+    @property
+    def asr(self) -> BatchPolicy:
+        return BatchPolicy(self.asr_max_batch, self.asr_max_delay_us, self.asr_max_queue)
+
+    @property
+    def nlu(self) -> BatchPolicy:
+        return BatchPolicy(self.nlu_max_batch, self.nlu_max_delay_us, self.nlu_max_queue)
 
 
 @dataclass(frozen=True)
@@ -103,6 +159,20 @@ class LimitsSettings:
     unauthenticated_timeout_s: float = 0.5  # a client sends start as soon as it connects: half a second is ample
     wrong_tokens_before_backoff: int = 5  # wrong tokens from one address before it must wait (HTTP 429) ...
     max_backoff_s: float = 60.0  # ... 1 s, doubling with every further wrong token, up to this
+
+    def __post_init__(self) -> None:
+        for name in ("max_connections", "max_connections_per_client", "max_queued_utterances",
+                     "max_queued_utterances_per_client", "max_unauthenticated", "max_unauthenticated_per_address",
+                     "wrong_tokens_before_backoff"):
+            if getattr(self, name) < 1:
+                raise SettingError(name, "at least 1")
+        for name in ("start_timeout_s", "idle_timeout_s", "max_session_s", "audio_speed", "audio_burst_s",
+                     "client_audio_speed", "client_audio_burst_s", "unauthenticated_timeout_s", "max_backoff_s"):
+            if not getattr(self, name) > 0:
+                raise SettingError(name, "more than 0")
+        for name in ("audio_speed", "client_audio_speed"):
+            if getattr(self, name) < 1:
+                raise SettingError(name, "at least 1 (real time)")
 
 
 @dataclass(frozen=True)
@@ -132,6 +202,17 @@ class ModelServerSettings:
     gateway_calls: int = 4  # a gateway's recognition calls in flight at once; Triton merges them into batches
     retry_s: float = 60.0  # a gateway retries a final's calls this long while the model server is unavailable
     timeout_s: float = 30.0  # one call's limit before it counts as unavailable
+
+    def __post_init__(self) -> None:
+        for name in ("http_port", "grpc_port", "metrics_port"):
+            if not 0 <= getattr(self, name) <= 65535:
+                raise SettingError(name, "a port number, 0-65535")
+        if self.port_stride < 3:  # a server's three ports must not run into the next server's
+            raise SettingError("port_stride", "at least 3")
+        if self.asr_instances < 1 or self.gateway_calls < 1:
+            raise SettingError(None, "asr_instances and gateway_calls are at least 1")
+        if self.retry_s < 0 or self.timeout_s <= 0:
+            raise SettingError(None, "retry_s is at least 0 and timeout_s more than 0")
 
 
 @dataclass(frozen=True)
@@ -167,7 +248,10 @@ def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
         if not isinstance(value, expected):
             raise ConfigError(f"{where}.{key}: expected {expected.__name__}, got {value!r}")
         values[key] = value
-    return replace(defaults, **values)
+    try:
+        return replace(defaults, **values)
+    except SettingError as exc:
+        raise ConfigError(f"{where}.{exc.key}: {exc.problem}" if exc.key else f"{where}: {exc.problem}") from None
 
 
 def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> None:
@@ -220,55 +304,12 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
                     nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
-                    asr=_asr(data.get("asr", {}), f"{path} [asr]"),
+                    asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
-                    turn=_turn(data.get("turn", {}), f"{path} [turn]"),
-                    limits=_limits(data.get("limits", {}), f"{path} [limits]"),
+                    turn=_section(TurnSettings, data.get("turn", {}), f"{path} [turn]"),
+                    limits=_section(LimitsSettings, data.get("limits", {}), f"{path} [limits]"),
                     access=_access(data.get("access", {}), path),
-                    model_server=_model_server(data.get("model_server", {}), f"{path} [model_server]"))
-
-
-ASR_ENGINES = ("whisper", "moonshine")
-
-
-def _asr(data: Mapping[str, Any], where: str) -> ASRSettings:
-    asr: ASRSettings = _section(ASRSettings, data, where)
-    if asr.engine not in ASR_ENGINES:
-        raise ConfigError(f"{where}.engine: {asr.engine!r} is not one of {', '.join(ASR_ENGINES)}")
-    if asr.engine == "moonshine" and asr.device != "cpu":
-        raise ConfigError(f"{where}: engine \"moonshine\" runs on the CPU (device = \"cpu\"); on a GPU use whisper")
-    return asr
-
-
-def _model_server(data: Mapping[str, Any], where: str) -> ModelServerSettings:
-    settings: ModelServerSettings = _section(ModelServerSettings, data, where)
-    for name in ("http_port", "grpc_port", "metrics_port"):
-        if not 0 <= getattr(settings, name) <= 65535:
-            raise ConfigError(f"{where}.{name}: a port number, 0-65535")
-    if settings.port_stride < 3:  # a server's three ports must not run into the next server's
-        raise ConfigError(f"{where}.port_stride: at least 3")
-    if settings.asr_instances < 1 or settings.gateway_calls < 1:
-        raise ConfigError(f"{where}: asr_instances and gateway_calls are at least 1")
-    if settings.retry_s < 0 or settings.timeout_s <= 0:
-        raise ConfigError(f"{where}: retry_s is at least 0 and timeout_s more than 0")
-    return settings
-
-
-def _limits(data: Mapping[str, Any], where: str) -> LimitsSettings:
-    limits: LimitsSettings = _section(LimitsSettings, data, where)
-    for name in ("max_connections", "max_connections_per_client", "max_queued_utterances",
-                 "max_queued_utterances_per_client", "max_unauthenticated", "max_unauthenticated_per_address",
-                 "wrong_tokens_before_backoff"):
-        if getattr(limits, name) < 1:
-            raise ConfigError(f"{where}.{name}: at least 1")
-    for name in ("start_timeout_s", "idle_timeout_s", "max_session_s", "audio_speed", "audio_burst_s",
-                 "client_audio_speed", "client_audio_burst_s", "unauthenticated_timeout_s", "max_backoff_s"):
-        if not getattr(limits, name) > 0:
-            raise ConfigError(f"{where}.{name}: more than 0")
-    for name in ("audio_speed", "client_audio_speed"):
-        if getattr(limits, name) < 1:
-            raise ConfigError(f"{where}.{name}: at least 1 (real time)")
-    return limits
+                    model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"))
 
 
 def _access(data: Mapping[str, Any], path: Path) -> AccessSettings:
@@ -276,17 +317,3 @@ def _access(data: Mapping[str, Any], path: Path) -> AccessSettings:
     if access.tokens_file and not Path(access.tokens_file).is_absolute():  # relative to the config file
         access = replace(access, tokens_file=str(path.parent / access.tokens_file))
     return access
-
-
-def _turn(data: Mapping[str, Any], where: str) -> TurnSettings:
-    turn: TurnSettings = _section(TurnSettings, data, where)
-    if turn.model not in TURN_MODELS:
-        raise ConfigError(f"{where}.model: {turn.model!r} is not one of {', '.join(TURN_MODELS)}")
-    if min(turn.read_after_ms, turn.complete_ms, turn.complete_open_ms, turn.hold_ms) < 20 or turn.amend_ms < 0 \
-            or not (turn.unsure_ms == 0 or 20 <= turn.unsure_ms <= turn.hold_ms):
-        raise ConfigError(f"{where}: read_after_ms, complete_ms, complete_open_ms and hold_ms are at least one 20 ms "
-                          "frame; unsure_ms is 0 (the [audio] hangover) or between that and hold_ms")
-    if not turn.read_after_ms <= min(turn.complete_ms, turn.complete_open_ms) <= \
-            max(turn.complete_ms, turn.complete_open_ms) <= turn.hold_ms:
-        raise ConfigError(f"{where}: expected read_after_ms <= complete_ms, complete_open_ms <= hold_ms")
-    return turn

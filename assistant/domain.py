@@ -5,31 +5,42 @@ The rest of the product (normalizer, dispatcher, evaluation) relies on these nam
 
 from __future__ import annotations
 
-__all__ = ["INTENTS", "SLOT_NAMES", "OUT_OF_SCOPE", "bio_labels"]
+from enum import StrEnum
 
-OUT_OF_SCOPE = "out_of_scope"
+__all__ = ["Intent", "Slot", "INTENTS", "SLOT_NAMES", "OUT_OF_SCOPE", "bio_labels"]
 
-INTENTS: tuple[str, ...] = (
-    "book_meeting",
-    "cancel_meeting",
-    "reschedule_meeting",
-    "check_availability",
-    "list_bookings",
-    OUT_OF_SCOPE,
-)
 
-SLOT_NAMES: tuple[str, ...] = (
-    "room",
-    "date",
-    "start_time",
-    "end_time",
-    "duration",
-    "title",
-    "attendees",
-    "people_count",
-    "new_date",
-    "new_time",
-)
+class Intent(StrEnum):
+    """What a request asks for. Members are their wire names (`Intent.BOOK_MEETING == "book_meeting"`), so
+    results and events serialize as before; in code a typo is an AttributeError, not a silent mismatch."""
+
+    BOOK_MEETING = "book_meeting"
+    CANCEL_MEETING = "cancel_meeting"
+    RESCHEDULE_MEETING = "reschedule_meeting"
+    CHECK_AVAILABILITY = "check_availability"
+    LIST_BOOKINGS = "list_bookings"
+    OUT_OF_SCOPE = "out_of_scope"
+
+
+class Slot(StrEnum):
+    """What a span of a request says; the model's BIO tags are named by these (`B-start_time`)."""
+
+    ROOM = "room"
+    DATE = "date"
+    START_TIME = "start_time"
+    END_TIME = "end_time"
+    DURATION = "duration"
+    TITLE = "title"
+    ATTENDEES = "attendees"
+    PEOPLE_COUNT = "people_count"
+    NEW_DATE = "new_date"
+    NEW_TIME = "new_time"
+
+
+OUT_OF_SCOPE = Intent.OUT_OF_SCOPE
+# the models' label order (labels.json): plain strings, in the order above
+INTENTS: tuple[str, ...] = tuple(intent.value for intent in Intent)
+SLOT_NAMES: tuple[str, ...] = tuple(slot.value for slot in Slot)
 
 
 def bio_labels(slot_names: tuple[str, ...] | list[str]) -> list[str]:

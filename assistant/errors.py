@@ -2,6 +2,7 @@
 
     AssistantError                 anything the product reports to a person in words
     ├── ConfigError                a config file or option is wrong
+    │   └── SettingError           one setting's value, refused where its section is built (the key, the problem)
     ├── ModelUnavailable           an artifact cannot be made or loaded (missing package, no torch to train)
     ├── BackendUnavailable         an inference backend cannot run here (package, engine file or GPU missing)
     ├── ModelServerUnavailable     the model server (Triton) cannot be reached or has not loaded its models;
@@ -18,7 +19,7 @@ LimitExceeded: then the server closes it (code 1008, the code as the reason).
 from __future__ import annotations
 
 __all__ = ["AssistantError", "ConfigError", "ModelUnavailable", "BackendUnavailable", "ModelServerUnavailable",
-           "Overloaded", "InputError", "ProtocolError", "LimitExceeded"]
+           "Overloaded", "InputError", "ProtocolError", "LimitExceeded", "SettingError"]
 
 
 class AssistantError(Exception):
@@ -27,6 +28,15 @@ class AssistantError(Exception):
 
 class ConfigError(AssistantError):
     pass
+
+
+class SettingError(ConfigError):
+    """A section of settings refused one of its values; `key` is None when the problem spans several keys. Loading
+    a file turns it into a ConfigError naming the file and section."""
+
+    def __init__(self, key: str | None, problem: str) -> None:
+        super().__init__(f"{key}: {problem}" if key else problem)
+        self.key, self.problem = key, problem
 
 
 class ModelUnavailable(AssistantError):

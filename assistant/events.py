@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from assistant.errors import ProtocolError
+from assistant.language.registry import AUTO, CODES, DEFAULT, SESSION_LANGUAGES
 
 __all__ = [
     "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "Start", "Stop", "Audio", "ClientMessage",
@@ -63,7 +64,6 @@ _START_TYPES: dict[str, tuple[type, ...]] = {
     "sample_rate": (int,), "format": (str,), "channels": (int,), "timezone": (str,), "now": (str, type(None)),
     "conversation_id": (str, type(None)), "token": (str, type(None)), "language": (str, type(None)),
 }
-SPOKEN_LANGUAGES = ("en", "zh")
 _TYPE_NAMES = {int: "a whole number", str: "text", type(None): "null", float: "a fraction", bool: "true/false",
                list: "a list", dict: "an object"}
 MAX_START_TEXT = 256  # any text field of start (a zone name, an id, a token)
@@ -104,9 +104,9 @@ def decode_client(message: str | bytes) -> ClientMessage:
             raise ProtocolError("bad_start", f"start field {key!r} must be {expected}, not {given}")
         if isinstance(value, str) and len(value) > MAX_START_TEXT:
             raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
-    if values.get("language") not in (None, *SPOKEN_LANGUAGES, "auto"):
-        raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(SPOKEN_LANGUAGES)} "
-                                            f"or auto; got {_short(values['language'])}")
+    if values.get("language") not in (None, *SESSION_LANGUAGES):
+        raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(CODES)} "
+                                            f"or {AUTO}; got {_short(values['language'])}")
     return Start(**values)
 
 
@@ -132,7 +132,7 @@ class Ready(ServerEvent):
     type: ClassVar[str] = "ready"
     session_id: str
     sample_rate: int  # what the server resamples to
-    language: str = "en"  # what the recognizer hears this session as (start's "language"; "auto" too)
+    language: str = DEFAULT.code  # what the recognizer hears this session as (start's "language"; "auto" too)
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ class Transcript(ServerEvent):
     type: ClassVar[str] = "transcript"
     utterance: int
     text: str
-    language: str = "en"  # the language it was recognized in
+    language: str = DEFAULT.code  # the language it was recognized in
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from assistant.booking.dialogue import Dialogue, Reopen
 from assistant.booking.results import Rejected, Result
 from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booking, BookingStore
-from assistant.domain import OUT_OF_SCOPE
+from assistant.domain import OUT_OF_SCOPE, Intent
 from assistant.language.words import tail_after
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
 from assistant.nlu.routing import LanguageRoutedParser
@@ -134,7 +134,7 @@ class TextPipeline:
             if guess is not None and self.dialogue.expects_answer(turn.conversation):
                 # "at 3 pm" alone is a weak request but a fine answer to "At what time?"
                 intent, slots = guess.intent, [(s.name, s.text) for s in guess.slots]
-            elif guess is not None and guess.intent == "book_meeting" and guess.slots:
+            elif guess is not None and guess.intent == Intent.BOOK_MEETING and guess.slots:
                 # A borderline booking ("book Denali" at 0.4) is asked about rather than rejected: what it would
                 # book is proposed, and "yes" books it.
                 intent, slots, unsure = guess.intent, [(s.name, s.text) for s in guess.slots], True

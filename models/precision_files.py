@@ -22,7 +22,7 @@ from assistant.nlu.tokenizer import WordPieceTokenizer
 from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
 
 if TYPE_CHECKING:
-    from models.datagen.generator import GeneratorConfig
+    from models.datagen.sampling import GeneratorConfig
     from models.example import Example
 
 __all__ = ["PRECISIONS", "CALIBRATION_REQUESTS", "PrecisionFile", "ensure_precision_file", "calibration_requests"]
@@ -66,7 +66,7 @@ def _drops(accuracy: dict[str, Any]) -> str:
 
 
 def _build(model: NLUModel, precision: str, out: Path) -> None:
-    from models.datagen.generator import GeneratorConfig, generate_splits
+    from models.datagen.splits import GeneratorConfig, generate_splits
     from models.precision import to_fp16, to_int8_qdq
 
     tokenizer = WordPieceTokenizer(model.tokenizer_file)
@@ -94,15 +94,12 @@ def _build(model: NLUModel, precision: str, out: Path) -> None:
 def calibration_requests(generator: GeneratorConfig, n: int) -> list[Example]:
     """INT8 calibration requests in the model's own language, from its training templates with a seed of their
     own: never the dev requests. (Here, not in models/datagen: a change there is a new model and retrains it.)"""
-    from models.datagen.generator import generate, render_example, split_templates
-    from models.datagen.zh_generator import render_zh_example
-    from models.datagen.zh_templates import ZH_TEMPLATES
+    from models.datagen.sampling import generate, split_templates
+    from models.datagen.splits import language_data
 
-    chinese = generator.language == "zh"
-    train_templates, _ = split_templates(generator.seed, generator.dev_template_fraction,
-                                         ZH_TEMPLATES if chinese else None)
-    return generate(train_templates, n, random.Random(generator.seed + 1009),
-                    render_zh_example if chinese else render_example)
+    data = language_data(generator.language)
+    train_templates, _ = split_templates(generator.seed, generator.dev_template_fraction, data.TEMPLATES)
+    return generate(train_templates, n, random.Random(generator.seed + 1009), data.render_example)
 
 
 def _dev_scores(model: NLUModel, onnx_path: Path, dev: list[Any], tokenizer: WordPieceTokenizer) -> dict[str, Any]:

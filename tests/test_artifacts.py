@@ -5,7 +5,7 @@ import pytest
 
 from assistant.errors import ModelUnavailable
 from assistant.nlu.model_folder import NLUModel, load_model
-from models.datagen.generator import GeneratorConfig
+from models.datagen.sampling import GeneratorConfig
 from models.model_cache import ensure_meeting_model, model_key
 from models.train_config import TrainConfig
 

@@ -8,7 +8,7 @@ from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions
 from engines.registry import create_backend
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
+from assistant.batching import BatchPolicy
+from assistant.server.batcher import DynamicBatcher, ItemFailed, Overloaded
 
 
 class Recorder:

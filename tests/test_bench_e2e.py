@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from assistant.bench.e2e import CorpusItem, Measurement, judge, measure_request
+from assistant.bench.e2e.corpus import CorpusItem
+from assistant.bench.e2e.judge import Measurement, judge, measure_request
 from assistant.bench.layouts import parse_layouts, triton_batching_between
 from assistant.clients.send import Received
 from assistant.errors import ConfigError

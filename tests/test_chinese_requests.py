@@ -25,7 +25,7 @@ NOW = datetime(2026, 12, 2, 10, 0, tzinfo=SHANGHAI)  # a Wednesday
 def routed(settings: Settings, parser: IntentSlotParser, chinese_model: NLUModel) -> LanguageRoutedParser:
     from assistant.wiring import build_parser
 
-    return LanguageRoutedParser(parser, build_parser(settings, chinese_model))
+    return LanguageRoutedParser(parser, {"zh": build_parser(settings, chinese_model)})
 
 
 @pytest.fixture()
@@ -94,5 +94,5 @@ def test_questions_are_asked_in_chinese_and_answered_in_chinese(pipeline: TextPi
 
 def test_a_doubtful_chinese_time_is_a_chinese_question_never_a_booking(pipeline: TextPipeline) -> None:
     (result,) = _say(pipeline, "订富士今天上午八点")  # 08:00 today has passed at 10:00
-    assert isinstance(result, Clarify) and result.doubt is not None and result.doubt["check"] == "past"
+    assert isinstance(result, Clarify) and result.doubt is not None and result.doubt.check == "past"
     assert result.question == "今天上午8点已经过去了。您想订几点？"

@@ -73,8 +73,8 @@ def test_conflict_offers_alternatives_and_yes_takes_the_first(dialogue: Dialogue
     assert isinstance(dry, Command) and not dry.executable and dry.reason == "room taken"
     r = say(dialogue, "book fuji", "book_meeting", slots, conv="second")
     assert isinstance(r, Clarify) and "Fuji is taken" in r.question
-    assert r.options[0]["room"] == "denali"  # the smallest other free room
-    assert r.options[-1] == {"room": "fuji", "start": "2026-12-03T10:00:00+01:00",
+    assert r.options[0].to_dict()["room"] == "denali"  # the smallest other free room
+    assert r.options[-1].to_dict() == {"room": "fuji", "start": "2026-12-03T10:00:00+01:00",
                              "end": "2026-12-03T11:00:00+01:00"}  # the next free slot of Fuji
     yes = say(dialogue, "yes", "out_of_scope", [], conv="second")
     assert isinstance(yes, Command) and yes.committed and yes.room == "denali"
@@ -155,6 +155,7 @@ def test_replayed_turn_never_books_twice(dialogue: Dialogue) -> None:
     first = dialogue.dispatcher.handle(request, NOW, commit=True, key="k")
     again = dialogue.dispatcher.handle(request, NOW, commit=True, key="k")
     assert isinstance(first, Command) and isinstance(again, Command) and first.booking_id == again.booking_id
+    assert [b.id for b in dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2))] == [first.booking_id]
 
 
 @pytest.mark.parametrize(("reply", "missing", "slots"), [
@@ -371,7 +372,7 @@ def test_a_reopened_request_that_cannot_be_booked_withdraws_its_first_part(dialo
     made = _booked_at_three(dialogue)
     asked = reopen(dialogue, "book everest tomorrow at three for fourteen hours", "book_meeting",
                    [*_AT_THREE, ("duration", "fourteen hours")], Reopen("for fourteen hours"))
-    assert isinstance(asked, Clarify) and asked.doubt is not None and asked.doubt["check"] == "too_long"
+    assert isinstance(asked, Clarify) and asked.doubt is not None and asked.doubt.check == "too_long"
     assert asked.amends == made.booking_id and asked.to_dict()["amends"] == made.booking_id
     assert dialogue.dispatcher.store.get(str(made.booking_id)) is None
     answered = say(dialogue, "at three for an hour", "book_meeting", [("start_time", "three"), ("duration", "an hour")])
@@ -425,7 +426,7 @@ def test_when_no_room_that_fits_is_free_the_soonest_free_time_is_offered(dialogu
     asked = say(dialogue, "book a room for 8 tomorrow at 11", "book_meeting",
                 [("people_count", "8"), ("date", "tomorrow"), ("start_time", "11")], conv="c9")
     assert isinstance(asked, Clarify) and asked.options, asked  # a question with an answer ready: "yes" books it
-    assert asked.options[0]["start"] == "2026-12-03T11:30:00+01:00" and "free from 11:30" in asked.question
+    assert asked.options[0].to_dict()["start"] == "2026-12-03T11:30:00+01:00" and "free from 11:30" in asked.question
     yes = say(dialogue, "yes", "out_of_scope", [], conv="c9")
     assert isinstance(yes, Command) and yes.committed and yes.start.strftime("%H:%M") == "11:30"
     huge = say(dialogue, "book a room for 40 tomorrow at 11", "book_meeting",
@@ -494,6 +495,7 @@ def test_with_shared_bookings_anyone_may_cancel(dialogue: Dialogue) -> None:
     cancelled = dialogue.turn("b", "cancel fuji tomorrow at 9 am", "cancel_meeting", CANCEL_FUJI, NOW, commit=True,
                               owner="token:bob")
     assert isinstance(cancelled, Command) and cancelled.committed
+    assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []  # alice's booking is gone
 
 
 def test_a_conversation_never_undoes_a_booking_it_does_not_own(dialogue: Dialogue) -> None:

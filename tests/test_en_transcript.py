@@ -1,9 +1,9 @@
 """English recognizer forms with one meaning in this domain, put right before the model reads them; forms with
-two readings left alone (assistant/asr/en_transcript.py)."""
+two readings left alone (assistant/language/en/transcript.py)."""
 
 import pytest
 
-from assistant.asr.en_transcript import rewrite
+from assistant.language.en.transcript import rewrite
 
 
 @pytest.mark.parametrize(("heard", "meant"), [

@@ -4,7 +4,8 @@ from collections import Counter
 import pytest
 
 from assistant.domain import INTENTS, SLOT_NAMES
-from models.datagen.generator import GeneratorConfig, generate_splits, split_templates
+from models.datagen.sampling import split_templates
+from models.datagen.splits import GeneratorConfig, generate_splits
 from models.datagen.templates import TEMPLATES
 from models.example import Example
 
@@ -22,7 +23,7 @@ def test_same_seed_same_data(splits: tuple[list[Example], list[Example]]) -> Non
 
 
 def test_dev_holds_out_whole_templates() -> None:
-    train, dev = split_templates(13, 0.2)
+    train, dev = split_templates(13, 0.2, TEMPLATES)
     for intent in TEMPLATES:
         assert dev[intent], intent
         assert not set(train[intent]) & set(dev[intent])
@@ -95,10 +96,8 @@ def test_generated_times_are_read_by_the_normalizer(splits: tuple[list[Example],
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from assistant.booking.clock import parse_clock
-    from assistant.booking.dates import parse_date
-    from assistant.booking.durations import parse_duration
     from assistant.booking.interval import from_now
+    from assistant.language.readers import parse_clock, parse_date, parse_duration
 
     now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
     readers = {

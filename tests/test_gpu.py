@@ -16,7 +16,7 @@ from assistant.nlu.parser import IntentSlotParser, Understanding
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 from tests.transcripts import normalized
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -61,7 +61,7 @@ def test_each_check_trips_and_asks(dialogue: Dialogue, check: str, text: str, sl
                                    named: str, offered: str | None) -> None:
     result = book(dialogue, text, slots)
     assert isinstance(result, Clarify) and result.doubt is not None, result
-    assert result.doubt["check"] == check and named in result.question, result.question
+    assert result.doubt.check == check and named in result.question, result.question
     if offered:
         assert f"Did you mean {offered}?" in result.question and len(result.options) == 1
     assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []  # never executed
@@ -70,7 +70,7 @@ def test_each_check_trips_and_asks(dialogue: Dialogue, check: str, text: str, sl
 def test_the_past_is_asked_and_a_bare_hour_is_offered_in_the_evening(dialogue: Dialogue) -> None:
     result = dialogue.turn("c", "book everest today at 9", "book_meeting",
                            [("room", "Everest"), ("date", "today"), ("start_time", "9")], NOW, commit=True)
-    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "past"
+    assert isinstance(result, Clarify) and result.doubt and result.doubt.check == "past"
     assert "9 am today has already passed" in result.question and "Did you mean 9 pm?" in result.question
     said_am = dialogue.turn("d", "book everest today at 9am", "book_meeting",
                             [("room", "Everest"), ("date", "today"), ("start_time", "9am")], NOW, commit=True)
@@ -118,7 +118,10 @@ def test_max_hours_is_the_configured_limit(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "b.sqlite")
     strict = Dialogue(Dispatcher(store, ROOMS, max_length=timedelta(hours=1)), ROOMS)
     result = book(strict, "book everest tomorrow at 9 for two hours", [("start_time", "9"), ("duration", "two hours")])
-    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "too_long"
+    assert isinstance(result, Clarify) and result.doubt and result.doubt.check == "too_long"
+    hour = [("start_time", "9"), ("duration", "an hour")]
+    at_the_limit = book(strict, "book everest tomorrow at 9 for an hour", hour, conv="d")
+    assert isinstance(at_the_limit, Command) and at_the_limit.committed  # the limit is the configured hour itself
     store.close()
 
 
@@ -129,10 +132,11 @@ def test_the_room_check_trips_on_a_room_found_only_by_sound(dialogue: Dialogue, 
                            [("room", room), ("date", "tomorrow"), ("start_time", "9"), ("duration", "an hour")], NOW,
                            commit=True)
     assert_valid_result(result.to_dict())
-    assert isinstance(result, Clarify) and result.doubt == {"check": "room", "slots": ["room"], "said": room}
+    assert isinstance(result, Clarify) and result.doubt is not None
+    assert result.doubt.to_dict() == {"check": "room", "slots": ["room"], "said": room}
     assert offered in result.question and "09:00-10:00" in result.question  # (in Chinese for 马特红风)
-    assert result.options == ({"room": offered.lower(), "start": "2026-12-03T09:00:00+01:00",
-                               "end": "2026-12-03T10:00:00+01:00"},)
+    assert [o.to_dict() for o in result.options] == [{"room": offered.lower(), "start": "2026-12-03T09:00:00+01:00",
+                                                      "end": "2026-12-03T10:00:00+01:00"}]
     assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []  # never executed
 
 
@@ -140,7 +144,7 @@ def test_a_time_doubt_never_offers_a_room_found_only_by_sound(dialogue: Dialogue
     result = dialogue.turn("c", "book buck tomorrow at a quarter past 3pm", "book_meeting",
                            [("room", "buck"), ("date", "tomorrow"), ("start_time", "a"),
                             ("end_time", "quarter past 3pm")], NOW, commit=True)
-    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "not_a_time"
+    assert isinstance(result, Clarify) and result.doubt and result.doubt.check == "not_a_time"
     assert result.options == ()  # "yes" would have booked Olympus, which was never said
 
 
@@ -148,9 +152,9 @@ def test_a_teen_length_is_asked_and_the_ty_reading_offered(dialogue: Dialogue) -
     # joe's "for ninety minutes", as tiny.en wrote it: "for 19 minutes"
     result = book(dialogue, "book everest tomorrow at 9am for 19 minutes", [("start_time", "9am"),
                                                                              ("duration", "19 minutes")])
-    assert isinstance(result, Clarify) and result.doubt and result.doubt["check"] == "teen", result
+    assert isinstance(result, Clarify) and result.doubt and result.doubt.check == "teen", result
     assert "Did you mean 90 minutes?" in result.question
-    assert result.options[0]["end"] == "2026-12-03T10:30:00+01:00"
+    assert result.options[0].to_dict()["end"] == "2026-12-03T10:30:00+01:00"
     yes = dialogue.turn("c", "yes", "out_of_scope", [], NOW, commit=True)
     assert isinstance(yes, Command) and yes.committed and yes.end.isoformat() == "2026-12-03T10:30:00+01:00"
 

@@ -2,7 +2,7 @@
 Chinese (or "auto") session that Chinese is still being built and how far along, and serves Chinese once built.
 
 The server, its models and the websocket sessions are real (in this process, on loopback). The one stand-in is
-the collaborator that builds the missing model: training it takes ten minutes, so `build_chinese` here reports
+the collaborator that builds the missing model: training it takes ten minutes, so `build_missing` here reports
 progress, waits for the test to let it finish, then puts the already trained model (the session's cache) where
 the training would have written it.
 """
@@ -55,7 +55,8 @@ class HeldBuild:
         self.go = threading.Event()
         self.started = threading.Event()
 
-    def __call__(self, progress: Any) -> None:
+    def __call__(self, language: str, progress: Any) -> None:
+        assert language == "zh"
         progress("training", 0.5)
         self.started.set()
         assert self.go.wait(300), "the test never let the build finish"
@@ -89,7 +90,7 @@ def building(tmp_path: Path, settings: Settings, meeting_model: NLUModel, chines
     cache = _cache_without_chinese(settings.cache_dir, meeting_model, tmp_path)
     tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}"])
     held = HeldBuild(chinese_model, cache)
-    server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_chinese=held)
+    server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_missing=held)
     port = free_ports(1)[0]
     serving = _Serving(server, tmp_settings, port)
     url = f"ws://127.0.0.1:{port}"
@@ -176,11 +177,11 @@ def test_a_build_that_fails_is_reported_without_its_internals_and_english_goes_o
     cache = _cache_without_chinese(settings.cache_dir, meeting_model, tmp_path)
     tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}"])
 
-    def broken(progress: Any) -> None:
+    def broken(language: str, progress: Any) -> None:
         progress("training", 0.25)
         raise RuntimeError(f"building the model failed (exit 1); see {cache}/nlu/zh-build.log")
 
-    server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_chinese=broken)
+    server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_missing=broken)
     server.workers.builds.join(60)
     port = free_ports(1)[0]
     serving = _Serving(server, tmp_settings, port)

@@ -41,3 +41,15 @@ def test_only_the_wiring_assembles_the_booking_side() -> None:
     # the dispatcher, dialogue and SQLite store are put together in one place
     builders = {str(path.relative_to(REPO)) for path in _files("assistant") if "SqliteStore(" in path.read_text()}
     assert builders == {"assistant/wiring.py"}
+
+
+def test_the_default_suite_and_ci_run_the_accuracy_bars() -> None:
+    # The processor-dependent bars are marked (pytest -m "not accuracy" leaves them out on a machine whose int8
+    # rounds differently), but nothing that CI runs deselects them.
+    import tomllib
+
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "accuracy" in " ".join(options["markers"]) and "-m" not in options["addopts"].split()
+    test_target = (REPO / "Makefile").read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    pytest_args = test_target.split("-m pytest", 1)[1].split()  # what follows `python -m pytest`
+    assert "-m" not in pytest_args and "make test" in (REPO / ".ci" / "run").read_text()

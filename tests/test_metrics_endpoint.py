@@ -15,7 +15,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 
-from assistant.bench.e2e import metrics_url
+from assistant.bench.e2e.report import metrics_url
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -9,10 +9,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from assistant.booking.clock import DayPart, Meridiem, parse_clock
-from assistant.booking.dates import parse_date
-from assistant.booking.durations import parse_duration
 from assistant.booking.interval import Interval, Unresolved, resolve_interval
+from assistant.language.readers import parse_clock, parse_date, parse_duration
+from assistant.language.values import DayPart, Meridiem
 
 WED = date(2026, 12, 2)
 D = date

@@ -106,6 +106,7 @@ def pause_server(tmp_path_factory: pytest.TempPathFactory, meeting_model: NLUMod
 
 
 @pytest.mark.slow
+@pytest.mark.accuracy
 def test_the_pause_corpus_books_what_was_meant(pause_server: str) -> None:
     """The tune split (hibari's voice; the untuned split's voices are scored by `assistant bench turns`, not held
     to a bar here: a bar on them would be tuning on them)."""

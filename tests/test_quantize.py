@@ -13,7 +13,7 @@ import pytest
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from models.accuracy_gate import MAX_DROP_POINTS
-from models.datagen.generator import GeneratorConfig
+from models.datagen.sampling import GeneratorConfig
 from models.quantize import most_changing_layers, quantize_int8, weight_layers
 from models.recipe import _logit_change
 from models.train_config import TrainConfig

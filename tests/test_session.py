@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from assistant.audio.stream import StreamConfig
+from assistant.batching import BatchPolicy
 from assistant.config import LimitsSettings, Settings
 from assistant.errors import ProtocolError
 from assistant.events import (
@@ -29,7 +30,6 @@ from assistant.events import (
     Start,
     Transcript,
 )
-from assistant.server.batcher import BatchPolicy
 from assistant.server.session import Session
 from assistant.server.workers import LoadPolicy, Workers
 from assistant.text_pipeline import Turn

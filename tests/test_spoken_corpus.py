@@ -51,6 +51,7 @@ def _outcome(item: dict[str, Any], events: list[dict[str, Any]]) -> str:
 BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (16, 1)}
 
 
+@pytest.mark.accuracy
 @pytest.mark.parametrize("voice", [v.name for v in corpus_voices(CORPUS)])
 def test_spoken_requests_give_their_expected_results(own_server: str, voice: str) -> None:
     folder = next(v.folder for v in corpus_voices(CORPUS) if v.name == voice)

@@ -11,6 +11,7 @@ import wave
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
 
 from tests.schema import assert_valid_result
@@ -55,6 +56,7 @@ def _check(item: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
+@pytest.mark.accuracy
 def test_spoken_chinese_requests_give_their_expected_results(own_server: str) -> None:
     items = json.loads((CORPUS / "requests.json").read_text())
     wrong = {}

@@ -14,7 +14,7 @@ import torch
 from assistant.domain import INTENTS, SLOT_NAMES, bio_labels
 from assistant.nlu.labels import LabelSet
 from assistant.nlu.tokenizer import WordPieceTokenizer
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 from models.encoder import encoder_dir
 from models.train import featurize, train_joint_model
 from models.train_config import TrainConfig

@@ -8,8 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from assistant.booking.results import Answer, Clarify, Command, Rejected
+from assistant.booking.results import Answer, Check, Clarify, Command, Doubt, Offer, Rejected
 from assistant.config import load_settings
+from assistant.domain import Slot
 from assistant.errors import ConfigError
 from assistant.turn.policy import (
     COMPLETE,
@@ -39,12 +40,15 @@ BOOKING = Command("book_meeting", "everest", WHEN, WHEN.replace(hour=16), execut
     ("Book Everest tomorrow at 3.", BOOKING, 0.6, None, UNSURE, None),  # not confident
     ("Book Everest tomorrow at 3.", BOOKING, 0.99, "Cancel every", UNSURE, None),  # the words changed
     ("What's the weather in Paris?", Rejected("not a meeting-room request"), 0.99, None, UNSURE, None),
-    ("Book Matterhorn on Monday yet.", Clarify(("date",), "Which day?", (), {"check": "unread", "said": "Monday yet"}),
+    ("Book Matterhorn on Monday yet.", Clarify(("date",), "Which day?", (),
+                                               Doubt(Check.UNREAD, (Slot.DATE,), "Monday yet", "Which day?")),
      0.99, None, INCOMPLETE, 1300),  # words no reader can read: most often an expression still being said
     # a doubtful time or a taken room is asked about, not held for and not hurried
-    ("Book Everest at 15 to noon", Clarify(("start_time", "end_time"), "21 hours?", (), {"check": "too_long"}),
+    ("Book Everest at 15 to noon", Clarify(("start_time", "end_time"), "21 hours?", (),
+                                           Doubt(Check.TOO_LONG, (Slot.START_TIME, Slot.END_TIME), "15 to noon", "")),
      0.99, None, UNSURE, None),
-    ("Book Everest tomorrow at 3", Clarify(("room", "start_time"), "Everest is taken then.", ({"room": "fuji"},)),
+    ("Book Everest tomorrow at 3", Clarify(("room", "start_time"), "Everest is taken then.",
+                                           (Offer("fuji", WHEN, WHEN),)),
      0.99, None, UNSURE, None),
 ])
 def test_a_reading_decides_how_much_silence_ends_the_turn(text: str, result: object, confidence: float,

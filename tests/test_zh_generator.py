@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from assistant.booking.clock import parse_clock
-from assistant.booking.dates import parse_date
-from assistant.booking.durations import parse_duration
-from assistant.booking.zh_time import parse_zh_count
 from assistant.domain import INTENTS, SLOT_NAMES
+from assistant.language.readers import parse_clock, parse_date, parse_duration
+from assistant.language.zh.readers import parse_zh_count
 from assistant.nlu.bio import char_spans_to_tags, tags_to_spans
 from assistant.nlu.tokenizer import WordPieceTokenizer
-from models.datagen.generator import GeneratorConfig, generate_splits, split_templates
+from models.datagen.sampling import split_templates
+from models.datagen.splits import GeneratorConfig, generate_splits
 from models.datagen.zh_templates import ZH_TEMPLATES
 from models.example import Example
 from models.multilingual_encoder import multilingual_encoder_dir

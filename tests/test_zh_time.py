@@ -1,4 +1,4 @@
-"""Chinese dates, clock times, durations and head counts (assistant/booking/zh_time.py): the table they were
+"""Chinese dates, clock times, durations and head counts (assistant/language/zh/readers.py): the table they were
 chosen by (assistant/bench/zh_expressions.py), and the English readers handing Chinese spans over."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from datetime import date, timedelta
 import pytest
 
 from assistant.bench.zh_expressions import REFERENCE, ZH_ROWS, ZhRow, ours
-from assistant.booking.clock import Meridiem, parse_clock
-from assistant.booking.dates import parse_date
-from assistant.booking.durations import parse_duration
-from assistant.booking.zh_time import parse_zh_clock, parse_zh_date, zh_number
+from assistant.language.readers import parse_clock, parse_date, parse_duration
+from assistant.language.values import Meridiem
+from assistant.language.zh.readers import parse_zh_clock, parse_zh_date, zh_number
 
 
 @pytest.mark.parametrize("row", ZH_ROWS, ids=lambda row: f"{row.kind}:{row.words}")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from assistant.asr.zh_transcript import ChineseTranscriptFixer
+from assistant.language.zh.transcript import ChineseTranscriptFixer
 
 ROOMS = ["珠穆朗玛", "珠穆朗玛峰", "珠峰", "乞力马扎罗", "乞力马扎罗山", "德纳利", "德纳利山", "迪纳利", "富士",
          "富士山", "马特洪峰", "马特洪", "奥林匹斯", "奥林匹斯山"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.booking.numbers import words_to_digits
+from assistant.language.en.numbers import words_to_digits
 
 __all__ = ["normalized"]
 

@@ -1,19 +1,19 @@
 """Moonshine's English as the rest of the pipeline reads it.
 
 Moonshine tiny spells some words its own way; only forms with one meaning here are put right, as for Whisper
-(assistant/asr/en_transcript.py, applied after these):
+(assistant/language/en/transcript.py, applied after these):
 - "to-morrow", "to morrow": tomorrow (nobody says "to morrow" for anything else);
 - "half-past three": half past three (the clock reader takes the words apart);
 - "p. M.", "a. m", "p M": pm / am, after a number or a number's word ("at nine a. M", "two p M,").
 Its numbers as words ("at nine", "from one to two thirty", "forty-five minutes") are read by the value readers
-themselves (assistant/booking/clock.py, durations.py), as they are when people type them.
+themselves (assistant/language/en/clock.py, durations.py), as they are when people type them.
 """
 
 from __future__ import annotations
 
 import re
 
-from assistant.asr.en_transcript import rewrite as english_rewrite
+from assistant.language.en.transcript import rewrite as english_rewrite
 
 __all__ = ["rewrite"]
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from assistant.language.registry import language_of
+
 __all__ = ["implausible", "cut", "prompt_lists"]
 
 _REPEATS = re.compile(r"(\S.{4,}?\S)(?:\s*\1){2,}", re.S)
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _LIST_SEPARATORS = ("、", ", ", "，")
-WORDS_PER_SECOND = 6.0  # fast English speech is about 4
-CHARACTERS_PER_SECOND = 10.0  # fast Mandarin is about 7 syllables (characters) a second
 _SLACK = 3  # a very short utterance may still hold a few words
 
 
@@ -42,11 +41,12 @@ def prompt_lists(prompt: str | None) -> tuple[str, ...]:
 
 
 def _length(text: str) -> tuple[int, float]:
-    """How long the text is (Chinese characters, else words) and how many a second of speech holds."""
-    characters = len(_CJK.findall(text))
-    if characters:
-        return characters + len(_CJK.sub(" ", text).split()), CHARACTERS_PER_SECOND
-    return len(text.split()), WORDS_PER_SECOND
+    """How long the text is and how many such units a second of speech holds, in the language it is written in:
+    words, or in a script without spaces its characters and the words of other scripts among them."""
+    language = language_of(text)
+    if language.script is None:
+        return len(text.split()), language.units_per_second
+    return len(language.script.findall(text)) + len(language.script.sub(" ", text).split()), language.units_per_second
 
 
 def implausible(text: str, seconds: float, lists: Sequence[str] = ()) -> str | None:
@@ -73,10 +73,11 @@ def cut(text: str, seconds: float, lists: Sequence[str] = ()) -> str:
     length, rate = _length(text)
     most = int(_SLACK + rate * seconds)
     if length > most:
-        if _CJK.search(text):
+        script = language_of(text).script
+        if script is not None:
             kept, count = [], 0
             for ch in text:
-                count += bool(_CJK.match(ch))
+                count += bool(script.match(ch))
                 if count > most:
                     break
                 kept.append(ch)

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from assistant.asr.en_transcript import rewrite as english_rewrite
 from assistant.asr.models import whisper_model_dir
 from assistant.asr.plausible import cut, implausible, prompt_lists
 from assistant.asr.warm_up import timed_warm_up
+from assistant.language.registry import DEFAULT, get
 
 __all__ = ["WhisperRecognizer", "float_audio", "one_blas_thread_for_numpy"]
 
@@ -66,15 +66,16 @@ def _likeliest(scores: dict[str, float], choices: Sequence[str]) -> str:
 class WhisperRecognizer:
     def __init__(self, cache_dir: Path, model: str = "tiny.en", device: str = "cpu", compute_type: str = "int8",
                  beam_size: int = 1, hotwords: str | None = None, model_dir: Path | None = None,
-                 device_index: int = 0, language: str = "en", rewrite: Callable[[str], str] | None = None) -> None:
+                 device_index: int = 0, language: str = DEFAULT.code,
+                 rewrite: Callable[[str], str] | None = None) -> None:
         """`hotwords`: words the speech is likely to hold (the room names, the domain's verbs), given to the
         decoder as previous text; tiny.en then hears "Book Denali" instead of "Booked in Ollie". `model_dir`:
         the model's folder when the caller already found it (the model server gets it from its launcher);
         `device_index`: which GPU (a Triton instance group's). `language`: what the speech is ("en", "zh"); a
         multilingual model (base) is told, never left to guess per utterance; with "zh" the hotwords, written in
         simplified characters, also keep its writing simplified. `rewrite`: applied to every text (Chinese: the
-        domain's words put right by sound, assistant/asr/zh_transcript.py); English texts get the unambiguous
-        recognizer forms put right by default (assistant/asr/en_transcript.py)."""
+        domain's words put right by sound, assistant/language/zh/transcript.py); without one, the language's own
+        (English: the unambiguous recognizer forms put right, assistant/language/en/transcript.py)."""
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
@@ -89,12 +90,12 @@ class WhisperRecognizer:
         folder = model_dir or whisper_model_dir(model, cache_dir)
         self._model = WhisperModel(str(folder), device=device, device_index=device_index, compute_type=compute_type)
         self._beam_size = beam_size
-        if language != "en" and not self._model.model.is_multilingual:
+        if language != DEFAULT.code and not self._model.model.is_multilingual:  # an .en model hears English
             raise ValueError(f"speech model {model} hears English only; language {language!r} needs base")
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
                                     language=language)
         self._hotwords = hotwords
-        self._rewrite = rewrite if rewrite is not None or language != "en" else english_rewrite
+        self._rewrite = rewrite if rewrite is not None else get(language).rewrite
         self._prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
         self._bare_prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
         self._prompt_lists = prompt_lists(hotwords)

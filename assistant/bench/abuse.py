@@ -20,7 +20,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from assistant.audio.pcm import PcmDecoder
-from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ, CorpusItem
+from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ, CorpusItem
 from assistant.clients.connection import ServerRefused
 from assistant.clients.send import Received, stream_audio
 from assistant.events import ErrorEvent, ResultEvent

@@ -15,10 +15,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from assistant.bench.e2e import load_corpus
+from assistant.bench.e2e.corpus import load_corpus
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import ConfigError
+from assistant.language.registry import DEFAULT
 
 __all__ = ["run_asr_bench", "ASRBenchOptions"]
 
@@ -46,7 +47,7 @@ def run_asr_bench(settings: Settings, options: ASRBenchOptions) -> int:
     raw = recognizer.whisper  # faster-whisper itself, the same loaded weights
 
     def alone(pcm: bytes) -> Any:
-        segments, _ = raw.transcribe(float_audio(pcm), beam_size=asr.beam_size, language="en",
+        segments, _ = raw.transcribe(float_audio(pcm), beam_size=asr.beam_size, language=DEFAULT.code,
                                      condition_on_previous_text=False, without_timestamps=True, vad_filter=False,
                                      hotwords=recognizer_hotwords(settings))
         return list(segments)

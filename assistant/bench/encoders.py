@@ -21,10 +21,11 @@ from tqdm import tqdm
 from assistant.bench.calls import time_calls, token_batches
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.errors import BackendUnavailable
+from assistant.language.registry import DEFAULT
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import BackendOptions, JointModelFiles, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 
 __all__ = ["EncoderBenchOptions", "run_encoder_bench"]
 
@@ -90,11 +91,12 @@ def run_encoder_bench(options: EncoderBenchOptions) -> int:
                                  "device": info.device, "batch_size": size, **stats.as_dict()})
                     bar.update()
                 backend.close()
-    english = {(r["backend"], r["precision"], r["batch_size"]): r["p50_ms"] for r in rows if r["language"] == "en"}
+    english = {(r["backend"], r["precision"], r["batch_size"]): r["p50_ms"] for r in rows
+               if r["language"] == DEFAULT.code}
     table = []
     for r in rows:
         base = english.get((r["backend"], r["precision"], r["batch_size"]))
-        ratio = f"{r['p50_ms'] / base:.2f}x" if base and r["language"] != "en" else "-"
+        ratio = f"{r['p50_ms'] / base:.2f}x" if base and r["language"] != DEFAULT.code else "-"
         table.append([r["language"], r["backend"], r["precision"], r["batch_size"], f"{r['p50_ms']:.3f}",
                       f"{r['p99_ms']:.3f}", ratio])
     print(format_table(["model", "backend", "precision", "batch", "p50 ms", "p99 ms", "p50 vs English"], table))

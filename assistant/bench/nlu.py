@@ -19,15 +19,17 @@ from zoneinfo import ZoneInfo
 from tqdm import tqdm
 
 from assistant.bench.calls import MIN_CALLS, time_calls, token_batches
+from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import BackendUnavailable
+from assistant.language.registry import DEFAULT
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
-from assistant.wiring import chinese_model, meeting_model, shape_profile
+from assistant.wiring import language_model
 from engines.base import BackendOptions, ShapeProfile
 from engines.registry import create_backend, unavailable_reason
-from models.datagen.generator import GeneratorConfig, generate_splits
+from models.datagen.splits import GeneratorConfig, generate_splits
 
 __all__ = ["run_nlu_bench", "whole_path", "BenchRow", "NLUBenchOptions"]
 
@@ -43,7 +45,7 @@ class NLUBenchOptions:
     json: Path | None = None
     plot: Path | None = None
     whole_path: bool = False  # also: the whole text path against the model call alone (the first backend)
-    languages: tuple[str, ...] = ("en",)  # which models: "en" (MiniLM), "zh" (multilingual-e5)
+    languages: tuple[str, ...] = (DEFAULT.code,)  # which models: "en" (MiniLM), "zh" (multilingual-e5)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class BenchRow:
     batch_size: int
     latency: LatencyStats
     throughput: float  # requests per second
-    language: str = "en"  # whose model: "en" MiniLM, "zh" multilingual-e5
+    language: str = DEFAULT.code  # whose model: "en" MiniLM, "zh" multilingual-e5
 
     def as_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "precision": self.precision, "batch_size": self.batch_size,
@@ -74,7 +76,7 @@ def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str
     pipeline = build_text_pipeline(tuned, Path(":memory:"), commit=False, parser=parser)
     tokenizer = parser.tokenizer
     batches = [tokenizer.batch([item]) for item in tokenizer.tokenize(texts)]
-    now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    now = datetime.fromisoformat(CORPUS_NOW).replace(tzinfo=ZoneInfo(CORPUS_TZ))  # the requests' reference
     model_s: list[float] = []
     path_s: list[float] = []
     deadline = time.perf_counter() + seconds
@@ -100,7 +102,7 @@ def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str
 
 def _model_and_texts(settings: Settings, language: str) -> tuple[NLUModel, list[str]]:
     """The language's model and 512 of its dev requests (held-out templates)."""
-    model = chinese_model(settings) if language == "zh" else meeting_model(settings)
+    model = language_model(settings, language)
     _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512, language=language))
     return model, [e.text for e in dev]
 
@@ -113,7 +115,7 @@ def run_nlu_bench(settings: Settings, options: NLUBenchOptions) -> int:
     devices: dict[str, str] = {}
     models: dict[str, str] = {}
     # GPU backends are built / captured for the largest batch measured, so no batch is split
-    configured = shape_profile(settings)
+    configured = settings.nlu.shapes
     top = max(max(sizes), configured.batch[2])
     shapes = ShapeProfile((1, min(8, top), top), configured.seq)
     loaded = {language: _model_and_texts(settings, language) for language in options.languages}

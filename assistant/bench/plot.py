@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assistant.language.registry import DEFAULT
+
 __all__ = ["plot_backend_latency", "plot_e2e", "plot_turns", "plot_soak"]
 
 
@@ -21,7 +23,8 @@ def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: s
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 3.8), squeeze=False)
     for ax, size in zip(axes[0], sizes, strict=True):
         chosen = [r for r in rows if r["batch_size"] == size]
-        names = [f"{r['backend']}\n{r['precision']}" + (f"\n{r['language']}" if r.get("language", "en") != "en" else "")
+        names = [f"{r['backend']}\n{r['precision']}"
+                 + (f"\n{r['language']}" if r.get("language", DEFAULT.code) != DEFAULT.code else "")
                  for r in chosen]
         p50 = [float(str(r["p50_ms"])) for r in chosen]
         p99 = [float(str(r["p99_ms"])) for r in chosen]

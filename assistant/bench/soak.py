@@ -29,7 +29,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from assistant import event_loop
 from assistant.bench.abuse import AbuseOptions, AbuseReport, run_abuse
-from assistant.bench.e2e import E2EOptions, load_corpus, metrics_url, one_client_limits, run_point
+from assistant.bench.e2e.corpus import load_corpus
+from assistant.bench.e2e.load import E2EOptions, one_client_limits, run_point
+from assistant.bench.e2e.report import metrics_url
 from assistant.bench.report import machine_info, write_report
 from assistant.errors import ConfigError
 

@@ -37,8 +37,10 @@ import numpy as np
 from tqdm import tqdm
 
 from assistant.audio.stream import VoiceStream
+from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
+from assistant.language.registry import DEFAULT, get
 from assistant.text_pipeline import TextPipeline, Turn, spoken_turn
 from assistant.turn.models import SOUND, Reading, turn_model
 from assistant.turn.policy import TurnSettings
@@ -48,7 +50,6 @@ __all__ = ["TurnsBenchOptions", "TurnItem", "load_turn_items", "run_turns_bench"
 
 POLICIES = ("hangover-300", "hangover-500", "hangover-800", "smart-turn", "reading")
 SPLITS = ("tune", "untuned", "pause-free")
-_ZONE, _NOW = "Europe/Berlin", "2026-12-02T10:00:00"  # the corpora's reference time
 
 
 _OPTIONS = {"open": "complete_open_ms", "unsure": "unsure_ms", "complete": "complete_ms", "hold": "hold_ms"}
@@ -87,7 +88,7 @@ class TurnItem:
     end: str | None
     voice: str = "hibari"
     split: str = "pause-free"
-    language: str = "en"  # the session's spoken language: which recognizer hears it
+    language: str = DEFAULT.code  # the session's spoken language: which recognizer hears it
 
     @property
     def pauses(self) -> list[tuple[int, int]]:
@@ -97,7 +98,7 @@ class TurnItem:
 def load_turn_items(pauses: Path, plain: Path | None, limit: int = 0) -> list[TurnItem]:
     """The pause corpus, and the pause-free corpus's bookings of a named room."""
     items = [TurnItem(pauses / i["file"], tuple(tuple(s) for s in i["segments_ms"]), i["room"], i["start"], i["end"],
-                      i["voice"], i["split"], i.get("language", "en"))
+                      i["voice"], i["split"], i.get("language", DEFAULT.code))
              for i in json.loads((pauses / "pauses.json").read_text())]
     if plain is not None:
         # every booking that names its room; one with no end said ("... at four p.m. with Priya") is right with
@@ -166,7 +167,7 @@ class _Runner:
                  recognizers: dict[str, _Timed], smart_turn: _Timed | None) -> None:
         self.settings, self.pipeline_for, self.recognizers, self.smart_turn = settings, pipeline_for, recognizers, \
             smart_turn
-        self.recognize = recognizers["en"]
+        self.recognize = recognizers[DEFAULT.code]
 
     def taker(self, policy: str) -> TurnTaker:
         """The server's stream ([audio], [turn]) without partials; a fixed-hangover policy reads no pauses."""
@@ -188,7 +189,7 @@ class _Runner:
 
     def run(self, policy: str, item: TurnItem, store: Path) -> _TurnRun:
         pipeline = self.pipeline_for(store)
-        now = datetime.fromisoformat(_NOW).replace(tzinfo=ZoneInfo(_ZONE))
+        now = datetime.fromisoformat(CORPUS_NOW).replace(tzinfo=ZoneInfo(CORPUS_TZ))
         with wave.open(str(item.file), "rb") as wav:
             pcm = wav.readframes(wav.getnframes())
         taker, out = self.taker(policy), _TurnRun(item.file.name, item.voice, item.split)
@@ -297,7 +298,7 @@ def _row(name: str, scores: dict[str, Any]) -> list[object]:
 
 
 def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
-    from assistant.wiring import build_chinese_recognizer, build_language_parser, build_recognizer, build_text_pipeline
+    from assistant.wiring import build_language_parser, build_language_recognizer, build_recognizer, build_text_pipeline
 
     recognizer = build_recognizer(settings)  # first: on a GPU it may restart the process (CUDA 13 links)
     items = [i for i in load_turn_items(options.pauses, options.plain) if i.split in options.splits]
@@ -310,14 +311,15 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
 
         model = SmartTurn()
         smart_turn = _Timed(lambda audio: model.probabilities([audio])[0])
-    recognizers = {"en": _Timed(lambda audio: recognizer.transcribe(audio))}
-    chinese = build_chinese_recognizer(settings) if any(i.language == "zh" for i in items) else None
-    if chinese is not None:
-        recognizers["zh"] = _Timed(lambda audio: chinese.transcribe(audio))
-    elif any(i.language == "zh" for i in items):  # [nlu] languages without "zh": its turns are not heard here
-        print(f"[bench] {sum(i.language == 'zh' for i in items)} Chinese turns left out: this configuration hears "
-              "English only ([nlu] languages)", file=sys.stderr)
-        items = [i for i in items if i.language == "en"]
+    recognizers = {DEFAULT.code: _Timed(recognizer.transcribe)}
+    for language in dict.fromkeys(i.language for i in items if i.language != DEFAULT.code):
+        other = build_language_recognizer(settings, language)
+        if other is not None:
+            recognizers[language] = _Timed(other.transcribe)
+        else:  # [nlu] languages without it: its turns are not heard here
+            print(f"[bench] {sum(i.language == language for i in items)} {get(language).name} turns left out: this "
+                  "configuration does not hear it ([nlu] languages)", file=sys.stderr)
+    items = [i for i in items if i.language in recognizers]
     runner = _Runner(settings, lambda store: build_text_pipeline(settings, store, parser=parser), recognizers,
                      smart_turn)
     points = []

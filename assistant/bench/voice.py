@@ -32,12 +32,13 @@ from typing import Any
 from tqdm import tqdm
 
 from assistant.bench.babble import TALKERS, with_babble
-from assistant.bench.e2e import CORPUS_NOW, CORPUS_TZ
+from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.config import load_settings
 from assistant.errors import ConfigError
 from assistant.events import IntentEvent, ResultEvent, SpeechEnd, Transcript
+from assistant.language.registry import DEFAULT
 from assistant.server.spawn import spawn_server
 
 __all__ = ["run_voice_bench", "VoiceBenchOptions", "Voice", "corpus_voices", "judge", "judge_request", "plot_title",
@@ -53,7 +54,7 @@ class VoiceBenchOptions:
     url: str | None = None  # an already running server (default: start one per voice with a throwaway store)
     store: Path | None = None  # booking file for the spawned server (one voice only)
     json: Path | None = None
-    language: str = "en"  # the sessions' "language": en, zh or auto
+    language: str = DEFAULT.code  # the sessions' "language": en, zh or auto
     voices: tuple[str, ...] = ()  # default: every voice of the corpus
     config: Path | None = None  # the spawned servers' config
     asr_model: str | None = None  # the spawned servers' speech model ([asr] model)

@@ -1,5 +1,5 @@
 """`assistant bench zh-expressions`: the table of Chinese date, time, duration and head-count phrases the
-normalizer was chosen by, read by ours (assistant/booking/zh_time.py, cn2an for numerals) and by ChineseTimeNLP
+normalizer was chosen by, read by ours (assistant/language/zh/readers.py, cn2an for numerals) and by ChineseTimeNLP
 (MIT) on the same spans, as the NLU tags them.
 
 Each row: the kind, the words, and the value they mean at the reference time (Wednesday 2026-12-02 10:00), or
@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from assistant.bench.report import format_table, machine_info, write_report
-from assistant.booking.zh_time import parse_zh_clock, parse_zh_count, parse_zh_date, parse_zh_duration
+from assistant.language.zh.readers import parse_zh_clock, parse_zh_count, parse_zh_date, parse_zh_duration
 
 __all__ = ["ZhRow", "ZH_ROWS", "REFERENCE", "NOT_READ", "ours", "run_zh_expression_bench"]
 

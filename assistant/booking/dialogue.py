@@ -17,36 +17,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from assistant.booking.clock import parse_clock
-from assistant.booking.dates import parse_date
 from assistant.booking.dispatcher import Dispatcher
-from assistant.booking.durations import parse_duration
 from assistant.booking.interval import TimePolicy, from_now
 from assistant.booking.replies import language_of, say
 from assistant.booking.request import MeetingRequest, leaves_room_to_us, normalize_request
-from assistant.booking.results import Answer, Clarify, Command, Rejected, Result
+from assistant.booking.results import Answer, Clarify, Command, Offer, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.store import Booking
+from assistant.domain import Intent, Slot
+from assistant.language.profile import DialogueWords
+from assistant.language.readers import parse_clock, parse_date, parse_duration
+from assistant.language.registry import LANGUAGES, get
 
 __all__ = ["Dialogue", "Conversation", "Reopen"]
 
-_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b|"
-                  r"^(好|好的|行|可以|是的|是|对|对的|没问题|就这个|订吧)[吧啊的呀。！!，,\s]*$", re.I)
-_NO = re.compile(r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b|^(不|不用|不要|算了|不行|不了)", re.I)
-_UNDO = re.compile(r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$|"
-                   r"^(撤销|撤回|取消刚才的?(那个|预订)?)[吧。！!\s]*$", re.I)
-_MOVED = {"start_time": "new_time", "date": "new_date"}  # a fragment's slots, read for a pending move
-_AMENDABLE = frozenset({"start_time", "end_time", "duration", "date"})  # what a correction after a turn may change
+
+def _either(part: Callable[[DialogueWords], str]) -> re.Pattern[str]:
+    """One pattern of every language's words (each language's is one alternative)."""
+    return re.compile("|".join(part(language.dialogue) for language in LANGUAGES), re.I)
+
+
+_YES = _either(lambda words: words.yes)
+_NO = _either(lambda words: words.no)
+_UNDO = _either(lambda words: words.undo)
+_MOVED = {Slot.START_TIME: Slot.NEW_TIME, Slot.DATE: Slot.NEW_DATE}  # a fragment's slots, read for a pending move
+# what a correction after a turn may change
+_AMENDABLE = frozenset({Slot.START_TIME, Slot.END_TIME, Slot.DURATION, Slot.DATE})
 # New words that correct what was just said ("actually, make it three", "on Friday instead", "改成三点"): they change
-# the booking the turn before made rather than being read into the request again.
-_HESITATION = r"(?:(?:uh|um|oh|sorry|wait)\W+)*"
-_CORRECTING = r"actually|i mean|make (?:it|that)|rather|no\W+\w"
-_CORRECTION = re.compile(rf"^\W*{_HESITATION}(?:{_CORRECTING}|change (?:it|that) to)|\binstead\W*$|"
-                         r"^\W*(?:改成|改到|换成|不是)", re.I)
-# ... and the same correction inside one utterance, after what it corrects ("at two. Actually, make it three"):
-# where it begins
-_CORRECTION_INSIDE = re.compile(rf"[,.;!?]\s+(?={_HESITATION}(?:{_CORRECTING})|[\w\s]+\binstead\W*$)|"
-                                r"[，。；]\s*(?=改成|改到|换成|不是)", re.I)
+# the booking the turn before made rather than being read into the request again; and where such words begin
+# inside one utterance, after what they correct ("at two. Actually, make it three").
+_CORRECTION = _either(lambda words: words.correction)
+_CORRECTION_INSIDE = _either(lambda words: words.correction_inside)
 _NEW_REQUEST_CONFIDENCE = 0.8  # new words alone this sure of a request (another intent, a room) are one of their own
 _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
                             r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
@@ -54,17 +55,12 @@ _ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let'
 # The word before a fragment's value says what it is: "for an hour" is a length, "from 11" a start, "until 5" an end.
 _LEAD = re.compile(r"^\W*(?:(?:uh|um|and|so|ok|okay|make it|actually)\W+)*(for|from|starting|at|until|till|to|on)\b",
                    re.I)
-_LEAD_KIND = {"for": "duration", "from": "start_time", "starting": "start_time", "at": "start_time",
-              "until": "end_time", "till": "end_time", "to": "end_time", "on": "date"}
-_FRAGMENT_WORDS = re.compile(r"\b(uh|um|er|well|ok|okay|so|and|make|it|actually|the|at|on|in|for|from|until|till|"
-                             r"to|starting|around|about|between|please|thanks|thank|you|then|yeah|no|instead)\b|"
-                             r"[\s,.!?'\-]|"
-                             # the Chinese words that join a fragment's values ("明天下午三点，开一个小时吧")
-                             r"嗯|呃|那个|就是|然后|改成|改到|换成|从|到|至|开始|开|用|在|吧|呢|啊|吗|的|请|谢谢|好|那|就|再|"
-                             r"[，。？！、：]", re.I)
+_LEAD_KIND = {"for": Slot.DURATION, "from": Slot.START_TIME, "starting": Slot.START_TIME, "at": Slot.START_TIME,
+              "until": Slot.END_TIME, "till": Slot.END_TIME, "to": Slot.END_TIME, "on": Slot.DATE}
+_FRAGMENT_WORDS = _either(lambda words: words.fragment_joins)  # "tomorrow at 3 for an hour"
 
 
-def is_fragment(text: str, slots: Sequence[tuple[str, str]]) -> bool:
+def is_fragment(text: str, slots: Sequence[tuple[Slot, str]]) -> bool:
     """True when the words are only slot values and the words that join them ("tomorrow at 3 for an hour"): a
     piece of a request, which fills the conversation's open one and never starts a booking in a room we pick."""
     rest = text
@@ -76,15 +72,15 @@ def is_fragment(text: str, slots: Sequence[tuple[str, str]]) -> bool:
 def _readers(rooms: RoomDirectory, today: datetime) -> dict[str, Callable[[str], bool]]:
     clock: Callable[[str], bool] = lambda t: parse_clock(t) is not None  # noqa: E731
     return {
-        "start_time": clock, "new_time": clock, "end_time": clock,
-        "date": lambda t: parse_date(t, today.date()) is not None,
-        "new_date": lambda t: parse_date(t, today.date()) is not None,
-        "room": lambda t: rooms.match(t) is not None,
-        "duration": lambda t: parse_duration(t) is not None,
+        Slot.START_TIME: clock, Slot.NEW_TIME: clock, Slot.END_TIME: clock,
+        Slot.DATE: lambda t: parse_date(t, today.date()) is not None,
+        Slot.NEW_DATE: lambda t: parse_date(t, today.date()) is not None,
+        Slot.ROOM: lambda t: rooms.match(t) is not None,
+        Slot.DURATION: lambda t: parse_duration(t) is not None,
     }
 
 
-def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: datetime) -> list[tuple[str, str]]:
+def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: datetime) -> list[tuple[Slot, str]]:
     """Slots from a short reply or a fragment ("at 3 pm", "Friday", "Denali", "for an hour", "from 11"), read
     by the value parsers: the kind its first word names, then the kinds the open question asks for, then any
     other kind (an amendment). Used when the NLU finds no slot the question asks for (fragments are not requests,
@@ -92,21 +88,21 @@ def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: 
     lead = _LEAD.match(text.strip())
     core = text.strip().rstrip(".!?")
     if from_now(core, today) is not None:  # "in an hour": a start, not a length
-        return [("new_time" if "new_time" in missing else "start_time", core)]
+        return [(Slot.NEW_TIME if Slot.NEW_TIME in missing else Slot.START_TIME, core)]
     for _ in range(3):
         core = _ANSWER_FILLER.sub("", core).strip()
     if not core:
         return []
     readers = _readers(rooms, today)
     hinted = _LEAD_KIND.get(lead.group(1).lower()) if lead else None
-    if hinted == "start_time" and "new_time" in missing:
-        hinted = "new_time"
-    order = [hinted] if hinted else []
-    order += [*missing, "start_time", "date", "duration", "room"]
+    if hinted == Slot.START_TIME and Slot.NEW_TIME in missing:
+        hinted = Slot.NEW_TIME
+    order: list[str] = [hinted] if hinted else []
+    order += [*missing, Slot.START_TIME, Slot.DATE, Slot.DURATION, Slot.ROOM]
     for name in dict.fromkeys(k for k in order if k):
         reader = readers.get(name)
         if reader is not None and reader(core):
-            return [(name, core)]
+            return [(Slot(name), core)]
     return []
 
 
@@ -117,34 +113,63 @@ class Reopen:
     the model on their own (a request of their own, a correction, or a part of the one they continue)."""
 
     text: str
-    intent: str = "out_of_scope"
-    slots: tuple[tuple[str, str], ...] = ()
+    intent: Intent = Intent.OUT_OF_SCOPE
+    slots: tuple[tuple[Slot, str], ...] = ()
     confidence: float = 0.0
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What "yes" books: a room and a time, as the slot values a request says them."""
+
+    room: str
+    date: str  # ISO date
+    start_time: str  # HH:MM
+    end_time: str
+
+    @classmethod
+    def of(cls, room: str, start: datetime, end: datetime) -> Proposal:
+        return cls(room, start.date().isoformat(), start.strftime("%H:%M"), end.strftime("%H:%M"))
+
+    def slots(self) -> list[tuple[Slot, str]]:
+        return [(Slot.ROOM, self.room), (Slot.DATE, self.date), (Slot.START_TIME, self.start_time),
+                (Slot.END_TIME, self.end_time)]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A turn's request as the dialogue hands it to the normalizer."""
+
+    intent: Intent
+    slots: tuple[tuple[Slot, str], ...]
+    carried: dict[Slot, str]  # the open request's slots this turn continues
+    continuing: bool  # it answers or fills the open request
+    any_room: bool  # the room may be left to us
 
 
 @dataclass(frozen=True)
 class _Pending:
     """What a conversation waits for, as it was before a turn: a reopened turn starts again from here."""
 
-    intent: str | None
-    slots: dict[str, str]
+    intent: Intent | None
+    slots: dict[Slot, str]
     missing: tuple[str, ...]
     any_room: bool
-    proposal: dict[str, str] | None
+    proposal: Proposal | None
     last_booking: str | None
 
 
 @dataclass
 class Conversation:
-    intent: str | None = None  # the request waiting for a clarification
-    slots: dict[str, str] = field(default_factory=dict)
+    intent: Intent | None = None  # the request waiting for a clarification
+    slots: dict[Slot, str] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
     any_room: bool = False  # the open request left the room to us ("a room for 6"): a fragment keeps that
-    proposal: dict[str, str] | None = None  # what "yes" books: {"room", "start", "end"}
+    proposal: Proposal | None = None  # what "yes" books
     last_booking: str | None = None  # what "undo" cancels
     just_booked: str | None = None  # the booking the last turn made or amended (what a reopened turn replaces)
     changed_other: bool = False  # the last turn cancelled or moved a booking (a reopened turn cannot replace that)
-    last_intent: str | None = None  # what the last turn asked for: new words after it that ask for another thing
+    last_intent: Intent | None = None  # what the last turn asked for: new words after it that ask for another thing
                                     # are a request of their own
     before: _Pending | None = None  # the pending state before the last turn (what a reopened turn starts from)
     last_seen: datetime | None = None  # the last turn's reference time
@@ -203,7 +228,7 @@ class Dialogue:
             else:
                 self.conversations[conversation_id] = saved
 
-    def turn(self, conversation_id: str, text: str, intent: str, slots: Sequence[tuple[str, str]], now: datetime,
+    def turn(self, conversation_id: str, text: str, intent: Intent, slots: Sequence[tuple[Slot, str]], now: datetime,
              *, commit: bool, unsure: bool = False, owner: str | None = None, reopen: Reopen | None = None) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
         book is proposed, not booked. `reopen`: the speaker went on right after the last turn ended, and `text`
@@ -227,11 +252,11 @@ class Dialogue:
             return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now),
                                  now, commit, unsure, owner, key, replacing)
         state.before = _Pending(state.intent, dict(state.slots), state.missing, state.any_room,
-                                copy.deepcopy(state.proposal), state.last_booking)
+                                state.proposal, state.last_booking)
         return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
                              commit, unsure, owner, key)
 
-    def _corrected(self, text: str, slots: Sequence[tuple[str, str]], now: datetime) -> Sequence[tuple[str, str]]:
+    def _corrected(self, text: str, slots: Sequence[tuple[Slot, str]], now: datetime) -> Sequence[tuple[Slot, str]]:
         """A correction inside the utterance ("book Olympus tomorrow at two. Actually, make it three", "book
         Olympus, no, Denali, tomorrow at nine") replaces the values it names: the request is read as the words
         before it with the correction's times (or room) over them, as it would be had the correction come after a
@@ -240,19 +265,19 @@ class Dialogue:
         if found is None or not slots:
             return slots
         head, tail = text[: found.start()], text[found.end() :]
-        correctable = _AMENDABLE | {"room"}  # "Olympus, no, Denali"
+        correctable = _AMENDABLE | {Slot.ROOM}  # "Olympus, no, Denali"
         said = read_answer(tail, (), self.rooms, now)
         if not said or any(name not in correctable for name, _ in said):
             return slots
         tagged = [(name, value) for name, value in slots if name in correctable and value in tail and value not in head]
         said = tagged + [(name, value) for name, value in said if name not in {n for n, _ in tagged}]
         kinds = {name for name, _ in said}
-        if kinds & {"start_time", "date"} and not kinds & {"end_time", "duration"}:
-            kinds |= {"end_time"}  # a new start keeps a length said, never an end said for the old start
+        if kinds & {Slot.START_TIME, Slot.DATE} and not kinds & {Slot.END_TIME, Slot.DURATION}:
+            kinds |= {Slot.END_TIME}  # a new start keeps a length said, never an end said for the old start
         kept = [(name, value) for name, value in slots if value in head and name not in kinds]
         return kept + said
 
-    def reopens_request(self, conversation_id: str, reopen: Reopen, intent: str) -> bool:
+    def reopens_request(self, conversation_id: str, reopen: Reopen, intent: Intent) -> bool:
         """Whether a turn that continues the last one (`reopen`: its new words alone; `intent`: the whole
         request's) takes that request back up, or is a request of its own, to be acted on as the new words alone:
         they confidently ask for something else or name a room ("Book Fuji at two" [pause] "is Denali free at
@@ -264,13 +289,13 @@ class Dialogue:
             return False  # nothing to take up (a new or expired conversation): the whole request is the turn
         if state.just_booked is not None and _CORRECTION.search(reopen.text):
             return True
-        if state.changed_other or (state.just_booked is not None and intent != "book_meeting"):
+        if state.changed_other or (state.just_booked is not None and intent != Intent.BOOK_MEETING):
             return False
-        if reopen.intent == "out_of_scope" or reopen.confidence < _NEW_REQUEST_CONFIDENCE or \
+        if reopen.intent == Intent.OUT_OF_SCOPE or reopen.confidence < _NEW_REQUEST_CONFIDENCE or \
                 not reopen.slots or is_fragment(reopen.text, reopen.slots):
             return True
         return reopen.intent == state.last_intent and not any(
-            name == "room" and self.rooms.match(value) is not None for name, value in reopen.slots)
+            name == Slot.ROOM and self.rooms.match(value) is not None for name, value in reopen.slots)
 
     @staticmethod
     def _restore(state: Conversation) -> None:
@@ -280,10 +305,10 @@ class Dialogue:
             return
         state.intent, state.slots, state.missing, state.any_room = before.intent, dict(before.slots), \
             before.missing, before.any_room
-        state.proposal, state.last_booking = copy.deepcopy(before.proposal), before.last_booking
+        state.proposal, state.last_booking = before.proposal, before.last_booking
 
-    def _respond(self, state: Conversation, conversation_id: str, stripped: str, intent: str,
-                 slots: Sequence[tuple[str, str]], now: datetime, commit: bool, unsure: bool, owner: str | None,
+    def _respond(self, state: Conversation, conversation_id: str, stripped: str, intent: Intent,
+                 slots: Sequence[tuple[Slot, str]], now: datetime, commit: bool, unsure: bool, owner: str | None,
                  key: str, replacing: Booking | None = None) -> Result:
         """The turn's words against the conversation's open question or proposal, then the dispatcher.
         `replacing`: the booking the whole request replaces (it made it in part)."""
@@ -294,43 +319,64 @@ class Dialogue:
             if _NO.match(stripped):
                 state.intent, state.slots = None, {}
                 return Answer("confirmation", say(language_of(stripped), "nothing_booked"))
-            slots = [("room", proposal["room"]), ("date", proposal["date"]), ("start_time", proposal["start_time"]),
-                     ("end_time", proposal["end_time"])]
-            intent = state.intent or "book_meeting"
-            state.slots = {k: v for k, v in state.slots.items() if k in ("title", "people_count")}
+            intent, slots = self._accept(state, proposal)
+        reading = self._against_pending(state, stripped, intent, slots, now)
+        request = normalize_request(reading.intent, reading.slots, now, self.rooms, self.policy, reading.carried,
+                                    text=stripped, any_room=reading.any_room,
+                                    asked=state.missing if reading.continuing else ())
+        result = self._dispatch(request, conversation_id, now, commit, unsure, owner, key, replacing)
+        self._remember(state, reading.intent, reading.slots, reading.carried, result,
+                       unknown_room=request.room_said is not None)
+        state.any_room = request.any_room if isinstance(result, Clarify) else False
+        state.last_intent = reading.intent
+        return result
+
+    @staticmethod
+    def _accept(state: Conversation, proposal: Proposal) -> tuple[Intent, list[tuple[Slot, str]]]:
+        """ "Yes" to a proposal: its room and time are the request, with what the open one said of its title
+        and head count."""
+        state.slots = {k: v for k, v in state.slots.items() if k in (Slot.TITLE, Slot.PEOPLE_COUNT)}
+        return state.intent or Intent.BOOK_MEETING, proposal.slots()
+
+    def _against_pending(self, state: Conversation, stripped: str, intent: Intent,
+                         slots: Sequence[tuple[Slot, str]], now: datetime) -> _Reading:
+        """What the turn asks, read against the request the conversation has open: an answer to its question, a
+        fragment that fills it, or a request of its own."""
         fragment = is_fragment(stripped, slots) if slots else False
         if state.intent is not None and not any(name in state.missing for name, _ in slots) and not fragment:
             answer = read_answer(stripped, state.missing, self.rooms, now)
             if answer:
                 intent, slots, fragment = state.intent, answer, True
-        carried: dict[str, str] = {}
+        carried: dict[Slot, str] = {}
         continuing = state.intent is not None and (fragment or (
-            intent in (state.intent, "out_of_scope") or {name for name, _ in slots} <= set(state.missing) | {"date"}
-        ) and any(name in state.missing or name == "date" for name, _ in slots))
+            intent in (state.intent, Intent.OUT_OF_SCOPE)
+            or {name for name, _ in slots} <= set(state.missing) | {Slot.DATE}
+        ) and any(name in state.missing or name == Slot.DATE for name, _ in slots))
         if continuing:
             intent, carried = state.intent or intent, state.slots
-            if not fragment and any(name == "start_time" for name, _ in slots):
+            if not fragment and any(name == Slot.START_TIME for name, _ in slots):
                 # a whole request with its own start is a new span: the pending one's end or length would stretch
                 # it ("book Fuji Friday at 10 for an hour" after "... 3 to 4 pm" was taken: 10:00-16:00)
-                carried = {k: v for k, v in carried.items() if k not in ("end_time", "duration")}
-            if intent == "reschedule_meeting":  # "friday at 3" answers "when should it move to?"
+                carried = {k: v for k, v in carried.items() if k not in (Slot.END_TIME, Slot.DURATION)}
+            if intent == Intent.RESCHEDULE_MEETING:  # "friday at 3" answers "when should it move to?"
                 slots = [(_MOVED.get(name, name), value) for name, value in slots]
         any_room = (state.any_room if continuing else False) or (not fragment and leaves_room_to_us(stripped))
-        request = normalize_request(intent, slots, now, self.rooms, self.policy, carried, text=stripped,
-                                    any_room=any_room, asked=state.missing if continuing else ())
-        if unsure and commit:  # a weak reading acts only after a "yes"
+        return _Reading(intent, tuple(slots), carried, continuing, any_room)
+
+    def _dispatch(self, request: MeetingRequest, conversation_id: str, now: datetime, commit: bool, unsure: bool,
+                  owner: str | None, key: str, replacing: Booking | None) -> Result:
+        """The dispatcher's result; a weak reading (`unsure`) acts only after a "yes"; a request that replaced
+        the booking its first part made withdraws that booking unless it became one itself."""
+        if unsure and commit:
             result = self._propose(self.dispatcher.handle(request, now, commit=False, key=key,
                                                           conversation=conversation_id, owner=owner,
                                                           replacing=replacing),
-                                   language_of(stripped))
+                                   request.language)
         else:
             result = self.dispatcher.handle(request, now, commit=commit, key=key, conversation=conversation_id,
                                             owner=owner, replacing=replacing)
         if replacing is not None:
             result = self._withdraw_unless_replaced(replacing, result, commit, key)
-        self._remember(state, intent, slots, carried, result, unknown_room=request.room_said is not None)
-        state.any_room = request.any_room if isinstance(result, Clarify) else False
-        state.last_intent = intent
         return result
 
     def _withdraw_unless_replaced(self, replacing: Booking, result: Result, commit: bool, key: str) -> Result:
@@ -343,7 +389,7 @@ class Dialogue:
             self.dispatcher.store.cancel(replacing.id, f"{key}:withdrawn")
         return replace(result, amends=replacing.id) if isinstance(result, Command | Clarify) else result
 
-    def _amend(self, state: Conversation, booking_id: str, text: str, slots: Sequence[tuple[str, str]],
+    def _amend(self, state: Conversation, booking_id: str, text: str, slots: Sequence[tuple[Slot, str]],
                now: datetime, commit: bool, key: str) -> Result | None:
         """The booking the last turn made, with this turn's times over it; None when the words are more than
         times (a new request)."""
@@ -354,11 +400,11 @@ class Dialogue:
         if not said or any(name not in _AMENDABLE for name, _ in said):
             return None
         start = booking.start.astimezone(now.tzinfo)
-        made = {"room": booking.room, "date": start.date().isoformat(), "start_time": start.strftime("%H:%M")}
+        made = {Slot.ROOM: booking.room, Slot.DATE: start.date().isoformat(), Slot.START_TIME: start.strftime("%H:%M")}
         names = {name for name, _ in said}
-        if not names & {"duration", "end_time"}:  # a new start or day keeps the length
-            made["duration"] = f"{int((booking.end - booking.start).total_seconds() // 60)} minutes"
-        request = normalize_request("book_meeting", said, now, self.rooms, self.policy, made, text=text)
+        if not names & {Slot.DURATION, Slot.END_TIME}:  # a new start or day keeps the length
+            made[Slot.DURATION] = f"{int((booking.end - booking.start).total_seconds() // 60)} minutes"
+        request = normalize_request(Intent.BOOK_MEETING, said, now, self.rooms, self.policy, made, text=text)
         return self._apply_amendment(state, booking, request, now, commit, key)
 
     def _apply_amendment(self, state: Conversation, booking: Booking, request: MeetingRequest, now: datetime,
@@ -367,42 +413,38 @@ class Dialogue:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
             state.just_booked = booking.id
-        state.last_intent = "book_meeting"
+        state.last_intent = Intent.BOOK_MEETING
         return result
 
     @staticmethod
     def _propose(result: Result, language: str) -> Result:
         """A command read from a weak understanding becomes a question whose "yes" runs it."""
-        if not isinstance(result, Command) or not result.executable or result.action != "book_meeting":
+        if not isinstance(result, Command) or not result.executable or result.action != Intent.BOOK_MEETING:
             return result
-        when = f"{result.start.strftime('%a %-d %b %H:%M')}-{result.end.strftime('%H:%M')}"
-        if language == "zh":
-            when = f"{result.start.month}月{result.start.day}日 {result.start:%H:%M}-{result.end:%H:%M}"
-        option = {"room": result.room, "start": result.start.isoformat(), "end": result.end.isoformat()}
-        return Clarify(("confirmation",), say(language, "propose", room=result.room.title(), when=when), (option,))
+        when = get(language).span_words(result.start, result.end)
+        offer = Offer(result.room, result.start, result.end)
+        return Clarify(("confirmation",), say(language, "propose", room=result.room.title(), when=when), (offer,))
 
-    def _remember(self, state: Conversation, intent: str, slots: Sequence[tuple[str, str]], carried: dict[str, str],
-                  result: Result, unknown_room: bool = False) -> None:
+    def _remember(self, state: Conversation, intent: Intent, slots: Sequence[tuple[Slot, str]],
+                  carried: dict[Slot, str], result: Result, unknown_room: bool = False) -> None:
         merged = {**carried, **dict(slots)}
         if unknown_room:  # asked about, never kept: kept, every later turn naming no room would be asked again
-            merged.pop("room", None)
+            merged.pop(Slot.ROOM, None)
         if isinstance(result, Clarify) and result.doubt is not None:  # words in doubt are asked again, not kept
             doubted = set(result.missing)
-            if doubted & {"start_time", "end_time"}:
-                doubted |= {"start_time", "end_time", "duration"}
+            if doubted & {Slot.START_TIME, Slot.END_TIME}:
+                doubted |= {Slot.START_TIME, Slot.END_TIME, Slot.DURATION}
             merged = {k: v for k, v in merged.items() if k not in doubted}
         if isinstance(result, Clarify):
             state.intent, state.slots, state.missing = intent, merged, result.missing
             state.proposal = None
             if result.options:  # a conflict: "yes" takes the first alternative
                 first = result.options[0]
-                start, end = datetime.fromisoformat(first["start"]), datetime.fromisoformat(first["end"])
-                state.proposal = {"room": first["room"], "date": start.date().isoformat(),
-                                  "start_time": start.strftime("%H:%M"), "end_time": end.strftime("%H:%M")}
+                state.proposal = Proposal.of(first.room, first.start, first.end)
             return
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed:
-            if result.action == "book_meeting" or result.amends is not None:
+            if result.action == Intent.BOOK_MEETING or result.amends is not None:
                 state.last_booking = state.just_booked = result.booking_id
             else:
                 state.changed_other = True
@@ -413,7 +455,7 @@ class Dialogue:
         booking = self.dispatcher.store.get(state.last_booking) if state.last_booking else None
         if booking is None or not self.dispatcher.may_change(booking, owner):
             return Rejected(say(language, "nothing_to_undo"))
-        command = Command("cancel_meeting", booking.room, booking.start, booking.end, executable=True,
+        command = Command(Intent.CANCEL_MEETING, booking.room, booking.start, booking.end, executable=True,
                           booking_id=booking.id, title=booking.title, attendees=booking.attendees,
                           idempotency_key=key)
         if not commit:

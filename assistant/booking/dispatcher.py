@@ -14,23 +14,24 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from assistant.booking.guard import Doubt, check_booking, check_days, check_move
+from assistant.booking.guard import check_booking, check_days, check_move
 from assistant.booking.interval import Interval, TimePolicy, localize
-from assistant.booking.replies import clock, room_list, say
+from assistant.booking.replies import clock, room_list, say, sentences
 from assistant.booking.request import MeetingRequest
-from assistant.booking.results import Answer, Clarify, Command, Rejected, Result, booking_dict
+from assistant.booking.results import Answer, Check, Clarify, Command, Doubt, Offer, Rejected, Result, booking_dict
 from assistant.booking.rooms import MatchKind, Room, RoomDirectory
 from assistant.booking.store import Booked, Booking, BookingStore, Conflict
+from assistant.domain import Intent, Slot
 
 __all__ = ["Dispatcher", "question"]
 
-_ASKED = ("date", "start_time", "room", "new_time", "end_time", "duration", "people_count")
+_ASKED = (Slot.DATE, Slot.START_TIME, Slot.ROOM, Slot.NEW_TIME, Slot.END_TIME, Slot.DURATION, Slot.PEOPLE_COUNT)
 
 
 def question(language: str, missing: Sequence[str]) -> str:
     """The questions for what a request lacks, in its language ("Which day? At what time?")."""
     asked = [say(language, f"ask.{m}") if m in _ASKED else say(language, "ask.other", slot=m) for m in missing]
-    return ("" if language == "zh" else " ").join(asked)
+    return sentences(language, *asked)
 
 
 @dataclass
@@ -53,23 +54,24 @@ class Dispatcher:
         makes takes its place (moved, or another room booked in its stead, in one store transaction), and it
         never conflicts with it."""
         language = request.language
-        if request.action == "out_of_scope":
+        if request.action == Intent.OUT_OF_SCOPE:
             return Rejected(say(language, "out_of_scope"))
-        if request.room_said is not None and request.action != "list_bookings":
+        if request.room_said is not None and request.action != Intent.LIST_BOOKINGS:
             names = room_list(language, [r.name for r in self.rooms.rooms])
-            return Clarify(("room",), say(language, "unknown_room", said=request.room_said, names=names))
-        if request.room_rivals and request.action != "list_bookings":
-            return Clarify(("room",), say(language, "which_room", names=room_list(language, list(request.room_rivals))))
-        if request.action == "book_meeting":
+            return Clarify((Slot.ROOM,), say(language, "unknown_room", said=request.room_said, names=names))
+        if request.room_rivals and request.action != Intent.LIST_BOOKINGS:
+            names = room_list(language, list(request.room_rivals))
+            return Clarify((Slot.ROOM,), say(language, "which_room", names=names))
+        if request.action == Intent.BOOK_MEETING:
             return self._book(request, now, commit, key, conversation, owner, replacing)
         shown = request.interval.start.date() if request.interval else request.day
-        if request.action in ("check_availability", "list_bookings") and shown is not None:
-            doubt = check_days(request, (shown,), ("date",), dict(request.spans).get("date", ""))
+        if request.action in (Intent.CHECK_AVAILABILITY, Intent.LIST_BOOKINGS) and shown is not None:
+            doubt = check_days(request, (shown,), (Slot.DATE,), dict(request.spans).get(Slot.DATE, ""))
             if doubt is not None:  # a day nothing can be booked on is not shown either (one range for both)
                 return self._ask(doubt, request, None)
         handler = {
-            "cancel_meeting": self._cancel, "reschedule_meeting": self._reschedule,
-            "check_availability": self._check, "list_bookings": self._list,
+            Intent.CANCEL_MEETING: self._cancel, Intent.RESCHEDULE_MEETING: self._reschedule,
+            Intent.CHECK_AVAILABILITY: self._check, Intent.LIST_BOOKINGS: self._list,
         }[request.action]
         return handler(request, now, commit, key, conversation, owner)
 
@@ -77,10 +79,9 @@ class Dispatcher:
     def _ask(self, doubt: Doubt, request: MeetingRequest, room: str | None) -> Clarify:
         """A doubtful reading becomes a question; the reading offered is an option that "yes" takes."""
         suggestion: Interval | None = doubt.suggestion
-        options: tuple[dict[str, str], ...] = ()
-        if suggestion is not None and room is not None:
-            options = ({"room": room, "start": suggestion.start.isoformat(), "end": suggestion.end.isoformat()},)
-        return Clarify(doubt.slots, doubt.question, options, doubt.to_dict())
+        options = (Offer(room, suggestion.start, suggestion.end),) if suggestion is not None and room is not None \
+            else ()
+        return Clarify(doubt.slots, doubt.question, options, doubt)
 
     def _which_room(self, request: MeetingRequest) -> Clarify:
         """A fragment that names no room ("tomorrow at 3 for an hour") starts no booking in a room we pick."""
@@ -88,7 +89,7 @@ class Dispatcher:
                                   if request.interval else self.rooms.rooms)]
         language = request.language
         free = say(language, "free_then", names=room_list(language, names)) if request.interval and names else ""
-        return Clarify(("room",), say(language, "ask.room") + free)
+        return Clarify((Slot.ROOM,), say(language, "ask.room") + free)
 
     def _free_rooms(self, start: datetime, end: datetime, people: int, ignore: Booking | None = None) -> list[Room]:
         taken = {b.room for b in self.store.bookings(start, end) if ignore is None or b.id != ignore.id}
@@ -103,35 +104,34 @@ class Dispatcher:
             candidate = max(candidate, booking.end)
         return candidate
 
-    def _options(self, room: str, start: datetime, end: datetime, people: int) -> tuple[dict[str, str], ...]:
-        others = [{"room": r.key, "start": start.isoformat(), "end": end.isoformat()}
-                  for r in self._free_rooms(start, end, people)[:3]]
+    def _options(self, room: str, start: datetime, end: datetime, people: int) -> tuple[Offer, ...]:
+        others = [Offer(r.key, start, end) for r in self._free_rooms(start, end, people)[:3]]
         later = self._next_free(room, start, end - start)
-        return (*others, {"room": room, "start": later.isoformat(), "end": (later + (end - start)).isoformat()})
+        return (*others, Offer(room, later, later + (end - start)))
 
     def _conflict(self, room: str, start: datetime, end: datetime, people: int, language: str) -> Clarify:
         options = self._options(room, start, end, people)
-        alternatives = [f"{o['room'].title()}" for o in options[:-1]]
-        later = clock(datetime.fromisoformat(options[-1]["start"]))
+        alternatives = [o.room.title() for o in options[:-1]]
+        later = clock(options[-1].start)
         question = say(language, "conflict", room=room.title())
         if alternatives:
             question += say(language, "conflict.others", names=room_list(language, alternatives), room=room.title(),
                             verb="is" if len(alternatives) == 1 else "are", later=later)
         else:
             question += say(language, "conflict.later", later=later)
-        return Clarify(("room", "start_time"), question + say(language, "conflict.which"), options)
+        return Clarify((Slot.ROOM, Slot.START_TIME), question + say(language, "conflict.which"), options)
 
     def _none_free(self, start: datetime, end: datetime, people: int, language: str) -> Clarify:
         """Every room that fits is taken then: the soonest time one of them is free, as an option "yes" takes."""
         fitting = [r for r in self.rooms.rooms if r.seats >= people]
         if not fitting:
-            return Clarify(("people_count",), say(language, "no_room_fits", people=people))
+            return Clarify((Slot.PEOPLE_COUNT,), say(language, "no_room_fits", people=people))
         soonest = min(((self._next_free(r.key, start, end - start), r) for r in fitting),
                       key=lambda found: (found[0], found[1].seats))
         later, room = soonest
-        option = {"room": room.key, "start": later.isoformat(), "end": (later + (end - start)).isoformat()}
-        return Clarify(("start_time",), say(language, "none_free", people=people, room=room.name, later=clock(later)),
-                       (option,))
+        option = Offer(room.key, later, later + (end - start))
+        question = say(language, "none_free", people=people, room=room.name, later=clock(later))
+        return Clarify((Slot.START_TIME,), question, (option,))
 
     def _find(self, request: MeetingRequest, now: datetime) -> list[Booking]:
         if request.day is not None:
@@ -153,12 +153,12 @@ class Dispatcher:
         language = request.language
         doubt = check_booking(request, now, self.max_length, self.policy)
         if doubt is not None:  # the option "yes" takes is in the room said, if it was said surely or is the doubt
-            offered = request.room if request.room and (request.room.sure or doubt.check == "room") else None
+            offered = request.room if request.room and (request.room.sure or doubt.check == Check.ROOM) else None
             return self._ask(doubt, request, offered.room.key if offered else None)
         if request.missing or request.interval is None:
-            missing = request.missing or ("start_time",)
+            missing = request.missing or (Slot.START_TIME,)
             if request.room is None and not request.any_room:
-                missing = ("room", *missing)
+                missing = (Slot.ROOM, *missing)
             return Clarify(missing, question(language, missing))
         if request.room is None and not request.any_room:
             return self._which_room(request)
@@ -175,7 +175,7 @@ class Dispatcher:
             room = request.room.room
             if request.room.kind is not MatchKind.EXACT:  # "Fuji Rune", "Everist": what was heard, and taken as
                 assumptions.append(f"room \"{request.room.said}\" taken as {room.name}")
-        command = Command("book_meeting", room.key, start, end, executable=True, title=request.title,
+        command = Command(Intent.BOOK_MEETING, room.key, start, end, executable=True, title=request.title,
                           attendees=request.attendees, assumptions=tuple(assumptions), idempotency_key=key,
                           spans=request.spans)
         if request.people and request.people > room.seats:
@@ -202,7 +202,7 @@ class Dispatcher:
     def _target(self, request: MeetingRequest, now: datetime, owner: str | None) -> Booking | Result:
         language = request.language
         if request.room is not None and not request.room.sure:  # a cancel or a move acts on a room said surely
-            return Clarify(("room",), say(language, "which_room_to_change", room=request.room.room.name,
+            return Clarify((Slot.ROOM,), say(language, "which_room_to_change", room=request.room.room.name,
                                           said=request.room.said))
         matching = self._find(request, now)
         found = [b for b in matching if self.may_change(b, owner)]
@@ -214,15 +214,15 @@ class Dispatcher:
         if not found:
             return Answer("bookings", say(language, "no_such_booking"), {"bookings": [], "executable": False,
                                                                          "reason": "no such booking"})
-        options = tuple(booking_dict(b) for b in found[:5])
-        return Clarify(("start_time",), say(language, "which_booking", count=len(found)), options)
+        options = tuple(found[:5])
+        return Clarify((Slot.START_TIME,), say(language, "which_booking", count=len(found)), options)
 
     def _cancel(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
                 conversation: str | None, owner: str | None) -> Result:
         target = self._target(request, now, owner)
         if not isinstance(target, Booking):
             return target
-        command = Command("cancel_meeting", target.room, target.start, target.end, executable=True,
+        command = Command(Intent.CANCEL_MEETING, target.room, target.start, target.end, executable=True,
                           booking_id=target.id, title=target.title, attendees=target.attendees,
                           assumptions=request.assumptions, idempotency_key=key)
         if commit:
@@ -257,7 +257,7 @@ class Dispatcher:
         if doubt is not None:
             return self._ask(doubt, request, target.room)
         if request.interval is None:
-            return Clarify(request.missing or ("start_time",), say(request.language, "ask.new_time"))
+            return Clarify(request.missing or (Slot.START_TIME,), say(request.language, "ask.new_time"))
         title = target.title or request.title  # the words joined may read the title differently: keep it
         attendees = tuple(dict.fromkeys((*target.attendees, *request.attendees)))  # "... and Tom" adds Tom
         return self._move(target, request.interval.start, request.interval.end, request, commit, key,
@@ -267,7 +267,7 @@ class Dispatcher:
               commit: bool, key: str, amends: str | None = None, title: str | None = None,
               attendees: tuple[str, ...] | None = None) -> Result:
         """Move `target` (an amendment may also give it a title and attendees)."""
-        command = Command("reschedule_meeting", target.room, target.start, target.end, executable=True,
+        command = Command(Intent.RESCHEDULE_MEETING, target.room, target.start, target.end, executable=True,
                           booking_id=target.id, title=title or target.title,
                           attendees=target.attendees if attendees is None else attendees, new_start=new_start,
                           new_end=new_end, assumptions=request.assumptions, idempotency_key=key,

@@ -23,39 +23,27 @@ that reading is offered, and "yes" books it (the conflict proposal's path in the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from assistant.booking.clock import Meridiem, parse_clock
 from assistant.booking.interval import Interval, TimePolicy, localize, resolve_interval
-from assistant.booking.replies import clock, clock_words, day_words, say
+from assistant.booking.replies import clock, clock_words, day_words, say, sentences
 from assistant.booking.request import MeetingRequest
+from assistant.booking.results import Check, Doubt
+from assistant.domain import Slot
+from assistant.language.readers import parse_clock
+from assistant.language.values import Meridiem
 from assistant.zones import FIRST_YEAR, LAST_YEAR
 
 __all__ = ["Doubt", "check_booking", "check_move", "check_days", "TIME_SLOTS"]
 
-TIME_SLOTS = ("date", "start_time", "end_time", "duration", "new_date", "new_time")
+TIME_SLOTS = (Slot.DATE, Slot.START_TIME, Slot.END_TIME, Slot.DURATION, Slot.NEW_DATE, Slot.NEW_TIME)
 _FUNCTION_WORDS = {
     "a", "an", "the", "at", "on", "in", "for", "from", "to", "until", "till", "by", "of", "and", "or", "then",
     "it", "me", "us", "i", "we", "um", "uh", "er", "so", "ok", "okay", "please", "about", "around",
 }
-_KIND = {"date": "date", "new_date": "date", "duration": "length", "start_time": "time", "end_time": "end time",
-         "new_time": "time"}
-
-
-@dataclass(frozen=True)
-class Doubt:
-    check: str  # not_a_time | split | unread | order | too_long | midnight | past | out_of_range | teen | room
-    slots: tuple[str, ...]  # the slots in doubt: the person is asked for these again
-    said: str  # the words in doubt
-    question: str  # names the doubtful part; ends with what to say next
-    suggestion: Interval | None = None  # the reading offered ("did you mean 3:15 pm?"), when there is one
-
-    def to_dict(self) -> dict[str, str | list[str]]:
-        return {"check": self.check, "slots": list(self.slots), "said": self.said}
-
-
+_KIND: dict[Slot, str] = {Slot.DATE: "date", Slot.NEW_DATE: "date", Slot.DURATION: "length", Slot.START_TIME: "time",
+         Slot.END_TIME: "end time", Slot.NEW_TIME: "time"}
 
 
 def _joined_reading(request: MeetingRequest, slots: tuple[str, ...], now: datetime, policy: TimePolicy
@@ -72,12 +60,12 @@ def _joined_reading(request: MeetingRequest, slots: tuple[str, ...], now: dateti
         return None
     zone = now.tzinfo
     assert isinstance(zone, ZoneInfo)
-    duration = dict(request.spans).get("duration")
+    duration = dict(request.spans).get(Slot.DURATION)
     reading = resolve_interval(request.day or now.date(), zone, phrase, None, duration, None, policy)
     return reading if isinstance(reading, Interval) and reading.start > now else None
 
 
-def _not_a_time(request: MeetingRequest) -> tuple[str, str] | None:
+def _not_a_time(request: MeetingRequest) -> tuple[Slot, str] | None:
     for name, said in request.spans:
         core = said.strip(" .,!?;:'\"").lower()
         if name in TIME_SLOTS and (core in _FUNCTION_WORDS or (len(core) == 1 and not core.isdigit())):
@@ -85,50 +73,50 @@ def _not_a_time(request: MeetingRequest) -> tuple[str, str] | None:
     return None
 
 
-def _said_twice(request: MeetingRequest) -> str | None:
+def _said_twice(request: MeetingRequest) -> Slot | None:
     """A time slot tagged on two spans ("15" and "noon" of "15 to noon"): which one is meant is not guessed."""
     names = [name for name, _ in request.spans if name in TIME_SLOTS]
     return next((name for name in dict.fromkeys(names) if names.count(name) > 1), None)
 
 
 def _next_question(language: str, slots: tuple[str, ...]) -> str:
-    if "start_time" in slots or "end_time" in slots or "new_time" in slots:
+    if Slot.START_TIME in slots or Slot.END_TIME in slots or Slot.NEW_TIME in slots:
         return say(language, "ask.start_time")
-    if "duration" in slots:
+    if Slot.DURATION in slots:
         return say(language, "ask.duration")
     return say(language, "ask.date")
 
 
-def _doubt(request: MeetingRequest, check: str, slots: tuple[str, ...], said: str, problem: str,
+def _doubt(request: MeetingRequest, check: Check, slots: tuple[Slot, ...], said: str, problem: str,
            suggestion: Interval | None) -> Doubt:
     """`problem`: a key of the replies with its fields, said in the request's language."""
     language = request.language
     ask = say(language, "doubt.did_you_mean", clock=clock_words(language, suggestion.start)) \
         if suggestion is not None else _next_question(language, slots)
-    return Doubt(check, slots, said, problem + ("" if language == "zh" else " ") + ask, suggestion)
+    return Doubt(check, slots, said, sentences(language, problem, ask), suggestion)
 
 
-def _kind(request: MeetingRequest, slot: str) -> str:
+def _kind(request: MeetingRequest, slot: Slot) -> str:
     return say(request.language, f"kind.{_KIND[slot]}") if slot in _KIND else slot
 
 
 def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> Doubt | None:
     """The checks on the words themselves: no function word as a time, no time said twice, all read in full."""
-    times = ("start_time", "end_time")
+    times = (Slot.START_TIME, Slot.END_TIME)
     word = _not_a_time(request)
     if word is not None:
         slot, said = word
-        return _doubt(request, "not_a_time", (slot,), said, _say(request, "doubt.not_a_time", said=said,
+        return _doubt(request, Check.NOT_A_TIME, (slot,), said, _say(request, "doubt.not_a_time", said=said,
                                                                  kind=_kind(request, slot)),
                       _joined_reading(request, times, now, policy) if slot in times else None)
     split = _said_twice(request)
     if split is not None:
-        return _doubt(request, "split", (split,), " ... ".join(t for n, t in request.spans if n == split),
+        return _doubt(request, Check.SPLIT, (split,), " ... ".join(t for n, t in request.spans if n == split),
                       _say(request, "doubt.split", kind=_kind(request, split)),
                       _joined_reading(request, (split,), now, policy))
     if request.problems:
         unread = request.problems[0]
-        return _doubt(request, "unread", (unread.slot,), unread.said,
+        return _doubt(request, Check.UNREAD, (unread.slot,), unread.said,
                       _say(request, "doubt.unread", kind=_kind(request, unread.slot), said=unread.said),
                       _joined_reading(request, times, now, policy) if unread.slot in times else None)
     return None
@@ -153,28 +141,28 @@ _TEEN_VALUES = {"thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, 
 def _check_teen(request: MeetingRequest, interval: Interval) -> Doubt | None:
     """"for 19 minutes": was it "ninety"? Asked, with the -ty reading offered, unless the length was just asked
     for (said again, it stands)."""
-    said = dict(request.spans).get("duration", "")
+    said = dict(request.spans).get(Slot.DURATION, "")
     found = _TEEN_MINUTES.search(said)
-    if found is None or "duration" in request.asked:
+    if found is None or Slot.DURATION in request.asked:
         return None
     teen = _TEEN_VALUES.get(found.group(1).lower()) or int(found.group(1))
     ty = (teen - 10) * 10
     offered = Interval(interval.start, interval.start + timedelta(minutes=ty))
     question = _say(request, "doubt.teen", said=found.group(0), ty=f"{ty} minutes")
-    return Doubt("teen", ("duration",), said, question, offered)
+    return Doubt(Check.TEEN, (Slot.DURATION,), said, question, offered)
 
 
 def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, max_length: timedelta,
                     policy: TimePolicy) -> Doubt | None:
     start, end = interval.start, interval.end
     said = dict(request.spans)
-    span_words = " to ".join(said[s] for s in ("start_time", "end_time") if said.get(s))
-    if said.get("duration"):
-        span_words += f" for {said['duration']}"
-    times = ("start_time", "end_time") if said.get("end_time") else ("start_time", "duration")
+    span_words = " to ".join(said[s] for s in (Slot.START_TIME, Slot.END_TIME) if said.get(s))
+    if said.get(Slot.DURATION):
+        span_words += f" for {said[Slot.DURATION]}"
+    times = (Slot.START_TIME, Slot.END_TIME) if said.get(Slot.END_TIME) else (Slot.START_TIME, Slot.DURATION)
     shown = _say(request, "span", start=clock(start), end=clock(end))
     if end <= start:
-        return _doubt(request, "order", times, span_words, _say(request, "doubt.order", end=clock(end),
+        return _doubt(request, Check.ORDER, times, span_words, _say(request, "doubt.order", end=clock(end),
                                                                  start=clock(start)),
                       _joined_reading(request, times, now, policy))
     length = end - start
@@ -182,31 +170,32 @@ def _check_interval(request: MeetingRequest, interval: Interval, now: datetime, 
         next_day = _say(request, "next_day") if end.date() != start.date() else ""
         problem = _say(request, "doubt.too_long", hours=f"{length.total_seconds() / 3600:g}", shown=shown,
                        next_day=next_day, most=f"{max_length.total_seconds() / 3600:g}")
-        return _doubt(request, "too_long", times, span_words, problem, _joined_reading(request, times, now, policy))
+        return _doubt(request, Check.TOO_LONG, times, span_words, problem, _joined_reading(request, times, now, policy))
     ends_at_midnight = end.time() == datetime.min.time() and end.date() == start.date() + timedelta(days=1)
     if end.date() != start.date() and not ends_at_midnight and not _overnight_said(said, start, end):
-        return _doubt(request, "midnight", times, span_words, _say(request, "doubt.midnight", shown=shown),
+        return _doubt(request, Check.MIDNIGHT, times, span_words, _say(request, "doubt.midnight", shown=shown),
                       _joined_reading(request, times, now, policy))
     if start < now:
-        return _doubt(request, "past", ("date", "start_time"), said.get("start_time", ""), _passed(request, start, now),
-                      _later_same_day(start, now, said.get("start_time", ""), interval))
-    outside = _out_of_range(request, interval, ("date",), said.get("date", ""))
+        return _doubt(request, Check.PAST, (Slot.DATE, Slot.START_TIME), said.get(Slot.START_TIME, ""),
+                      _passed(request, start, now),
+                      _later_same_day(start, now, said.get(Slot.START_TIME, ""), interval))
+    outside = _out_of_range(request, interval, (Slot.DATE,), said.get(Slot.DATE, ""))
     return outside if outside is not None else _check_room(request, interval)
 
 
-def _out_of_range(request: MeetingRequest, interval: Interval, slots: tuple[str, ...], said: str) -> Doubt | None:
+def _out_of_range(request: MeetingRequest, interval: Interval, slots: tuple[Slot, ...], said: str) -> Doubt | None:
     """A booking that starts or ends outside the years FIRST_YEAR-LAST_YEAR ("tomorrow" said on 2199-12-31)."""
     return check_days(request, (interval.start.date(), (interval.end - timedelta(microseconds=1)).date()), slots,
                       said)
 
 
-def check_days(request: MeetingRequest, days: tuple[date, ...], slots: tuple[str, ...], said: str) -> Doubt | None:
+def check_days(request: MeetingRequest, days: tuple[date, ...], slots: tuple[Slot, ...], said: str) -> Doubt | None:
     """The first of `days` outside the years FIRST_YEAR-LAST_YEAR, as a question; None when all are inside."""
     for day in days:
         if not FIRST_YEAR <= day.year <= LAST_YEAR:
             problem = _say(request, "doubt.out_of_range", first=f"{FIRST_YEAR}-01-01", last=f"{LAST_YEAR}-12-31",
                            day=day.isoformat())
-            return _doubt(request, "out_of_range", slots, said, problem, None)
+            return _doubt(request, Check.OUT_OF_RANGE, slots, said, problem, None)
     return None
 
 
@@ -217,7 +206,7 @@ def _check_room(request: MeetingRequest, interval: Interval) -> Doubt | None:
         return None
     question = _say(request, "did_you_mean_room", room=match.room.name, said=match.said,
                     when=f"{clock(interval.start)}-{clock(interval.end)}")
-    return Doubt("room", ("room",), match.said, question, interval)
+    return Doubt(Check.ROOM, (Slot.ROOM,), match.said, question, interval)
 
 
 def _say(request: MeetingRequest, key: str, **fields: object) -> str:
@@ -229,9 +218,9 @@ def _passed(request: MeetingRequest, start: datetime, now: datetime) -> str:
     return say(language, "doubt.past", clock=clock_words(language, start), day=day_words(language, start, now.date()))
 
 
-def _overnight_said(said: dict[str, str], start: datetime, end: datetime) -> bool:
+def _overnight_said(said: dict[Slot, str], start: datetime, end: datetime) -> bool:
     """A crossing of midnight is planned when both ends carry their own am/pm ("10 pm to 1 am")."""
-    first, last = parse_clock(said.get("start_time", "")), parse_clock(said.get("end_time", ""))
+    first, last = parse_clock(said.get(Slot.START_TIME, "")), parse_clock(said.get(Slot.END_TIME, ""))
     return (first is not None and last is not None and first.meridiem is Meridiem.PM
             and last.meridiem is Meridiem.AM and not first.fixed and not last.fixed)
 
@@ -254,10 +243,10 @@ def check_move(request: MeetingRequest, now: datetime, policy: TimePolicy | None
         return doubt
     if request.new_interval is not None and request.new_interval.start < now:
         start = request.new_interval.start
-        return _doubt(request, "past", ("new_time",), dict(request.spans).get("new_time", ""),
+        return _doubt(request, Check.PAST, (Slot.NEW_TIME,), dict(request.spans).get(Slot.NEW_TIME, ""),
                       _passed(request, start, now), None)
     if request.new_interval is not None:
-        return _out_of_range(request, request.new_interval, ("new_date",),
-                             dict(request.spans).get("new_date", ""))
+        return _out_of_range(request, request.new_interval, (Slot.NEW_DATE,),
+                             dict(request.spans).get(Slot.NEW_DATE, ""))
     return None
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from assistant.booking.clock import ClockTime, DayPart, Meridiem, parse_clock, resolve_meridiem
-from assistant.booking.durations import parse_duration
+from assistant.domain import Slot
+from assistant.language.readers import parse_clock, parse_duration
+from assistant.language.values import ClockTime, DayPart, Meridiem, resolve_meridiem
 
 __all__ = ["TimePolicy", "Interval", "Unresolved", "resolve_interval", "localize"]
 
@@ -38,7 +39,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class Unresolved:
-    missing: tuple[str, ...]  # slot names a person must still give
+    missing: tuple[Slot, ...]  # slot names a person must still give
     reason: str
 
 
@@ -129,10 +130,10 @@ def resolve_interval(day: date, tz: ZoneInfo, start_text: str | None, end_text: 
         start_text, end_text = ends
         start = parse_clock(start_text)
     if start is None:
-        return Unresolved(("start_time",), "no start time" if not start_text else f"cannot read '{start_text}'")
+        return Unresolved((Slot.START_TIME,), "no start time" if not start_text else f"cannot read '{start_text}'")
     end = parse_clock(end_text) if end_text else None
     if end_text and end is None:
-        return Unresolved(("end_time",), f"cannot read the end time '{end_text}'")
+        return Unresolved((Slot.END_TIME,), f"cannot read the end time '{end_text}'")
     start_24 = _start_hour(start, end, part, policy, notes, start_text or "")
     start_at = localize(day, *start_24, tz)
     end_at: datetime | None = None
@@ -149,7 +150,7 @@ def _from_start(start_at: datetime, end_at: datetime | None, duration_text: str 
     if end_at is None and duration_text:
         length = parse_duration(duration_text)
         if length is None:
-            return Unresolved(("duration",), f"cannot read the duration '{duration_text}'")
+            return Unresolved((Slot.DURATION,), f"cannot read the duration '{duration_text}'")
         end_at = (start_at.astimezone(UTC) + length).astimezone(tz)
     elif end_at is None:
         end_at = (start_at.astimezone(UTC) + policy.default_duration).astimezone(tz)

@@ -11,28 +11,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from assistant.booking.clock import DayPart
-from assistant.booking.dates import parse_date
 from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_now, resolve_interval
-from assistant.booking.numbers import word_to_int
 from assistant.booking.replies import language_of
 from assistant.booking.rooms import RoomDirectory, RoomMatch
-from assistant.booking.zh_time import has_chinese, parse_zh_count
+from assistant.domain import Intent, Slot
+from assistant.language.readers import parse_count, parse_date
+from assistant.language.registry import LANGUAGES
+from assistant.language.values import DayPart
 
 __all__ = ["MeetingRequest", "Unread", "normalize_request", "leaves_room_to_us"]
 
 # Words that leave the room to us: "a room", "any free room", "a meeting", "somewhere", "的会议室". A request
 # without them names its room, and one that names none that we know was misheard ("Book covers tomorrow at 9"
 # for "Book Everest ..."): it is asked which room, never given the smallest free one.
-_ROOM_LEFT_TO_US = re.compile(
-    r"\b(?:a|an|any|some|one|another)\s+(?:[a-z'-]+\s+){0,2}?(?:room|space|meeting|call|session|sync|review|slot|"
-    r"huddle|standup|stand-up|catch-up|interview|demo|workshop|retro|one-on-one)s?\b|\b(?:somewhere|anywhere)\b|"
-    r"会议室|会议|房间|地方", re.I)
+_ROOM_LEFT_TO_US = re.compile("|".join(language.rooms.any_room for language in LANGUAGES), re.I)
 
 
 @dataclass(frozen=True)
 class MeetingRequest:
-    action: str  # the intent
+    action: Intent
     room: RoomMatch | None = None
     room_said: str | None = None  # a room was named but matches nothing in the directory
     room_rivals: tuple[str, ...] = ()  # the request names two rooms (which one is asked, never guessed)
@@ -43,17 +40,17 @@ class MeetingRequest:
     title: str | None = None
     attendees: tuple[str, ...] = ()
     people: int | None = None
-    missing: tuple[str, ...] = ()  # what the request needs and does not say (or could not be read)
+    missing: tuple[Slot, ...] = ()  # what the request needs and does not say (or could not be read)
     problems: tuple[Unread, ...] = ()  # slot texts that could not be read
     assumptions: tuple[str, ...] = field(default_factory=tuple)
-    spans: tuple[tuple[str, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
+    spans: tuple[tuple[Slot, str], ...] = ()  # (slot, words) this request was built from, this turn's and carried
     any_room: bool = False  # a request (not a bare fragment) or a head count: the room may be left to us
     text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
     asked: tuple[str, ...] = ()  # what the conversation's open question asked for: this turn answers it
 
     @property
     def language(self) -> str:
-        """What to answer in: "zh" when this turn's words hold Chinese, else "en"."""
+        """What to answer in: the code of the language this turn's words are written in."""
         return language_of(self.text)
 
 
@@ -61,7 +58,7 @@ class MeetingRequest:
 class Unread:
     """A slot's words that the value readers could not read in full."""
 
-    slot: str
+    slot: Slot
     said: str
     reason: str
 
@@ -71,31 +68,26 @@ def leaves_room_to_us(text: str) -> bool:
     return _ROOM_LEFT_TO_US.search(text) is not None
 
 
-def _first(slots: Sequence[tuple[str, str]], name: str) -> str | None:
+def _first(slots: Sequence[tuple[Slot, str]], name: Slot) -> str | None:
     return next((text for slot, text in slots if slot == name), None)
 
 
 def _people(text: str | None) -> int | None:
-    if text is None:
-        return None
-    if has_chinese(text):
-        return parse_zh_count(text)
-    match = re.search(r"\d+", text)
-    return int(match.group(0)) if match else word_to_int(text)
+    return None if text is None else parse_count(text)
 
 
 def _clean_title(text: str | None) -> str | None:
     return None if text is None else text.strip(" \"'.,").strip() or None
 
 
-def _attendees(slots: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+def _attendees(slots: Sequence[tuple[Slot, str]]) -> tuple[str, ...]:
     """The names, without the punctuation a span can take along ("Tom." at a sentence's end is Tom: the INT8
     model once tagged the period too, in a request heard again, and Tom was invited twice), each once."""
-    names = (text.strip(" \"'.,;:!?。，、").strip() for name, text in slots if name == "attendees")
+    names = (text.strip(" \"'.,;:!?。，、").strip() for name, text in slots if name == Slot.ATTENDEES)
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def _read_date(slot: str, text: str | None, now: datetime, problems: list[Unread]
+def _read_date(slot: Slot, text: str | None, now: datetime, problems: list[Unread]
                ) -> tuple[date | None, DayPart | None]:
     if not text:
         return None, None
@@ -106,27 +98,27 @@ def _read_date(slot: str, text: str | None, now: datetime, problems: list[Unread
     return resolved.day, resolved.part
 
 
-def _read_interval(day: date | None, now: datetime, texts: dict[str, str | None], part: DayPart | None,
-                   policy: TimePolicy | None, missing: list[str], problems: list[Unread]) -> Interval | None:
-    start = texts.get("start_time")
+def _read_interval(day: date | None, now: datetime, texts: dict[Slot, str | None], part: DayPart | None,
+                   policy: TimePolicy | None, missing: list[Slot], problems: list[Unread]) -> Interval | None:
+    start = texts.get(Slot.START_TIME)
     if not start:
         return None
-    resolved = resolve_interval(day or now.date(), now.tzinfo, start, texts.get("end_time"),  # type: ignore[arg-type]
-                                texts.get("duration"), part, policy, now)
+    resolved = resolve_interval(day or now.date(), now.tzinfo, start, texts.get(Slot.END_TIME),  # type: ignore[arg-type]
+                                texts.get(Slot.DURATION), part, policy, now)
     if isinstance(resolved, Unresolved):
         missing += list(resolved.missing)
-        slot = resolved.missing[0] if resolved.missing else "start_time"
+        slot = resolved.missing[0] if resolved.missing else Slot.START_TIME
         problems.append(Unread(slot, texts.get(slot) or start, resolved.reason))
         return None
     if day is not None and from_now(start, now) is not None and resolved.start.date() != day:
-        missing.append("start_time")  # "tomorrow in an hour": the two disagree
-        problems.append(Unread("start_time", start, f"'{start}' is not on {day.isoformat()}"))
+        missing.append(Slot.START_TIME)  # "tomorrow in an hour": the two disagree
+        problems.append(Unread(Slot.START_TIME, start, f"'{start}' is not on {day.isoformat()}"))
         return None
     return resolved
 
 
-def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: datetime, rooms: RoomDirectory,
-                      policy: TimePolicy | None = None, carried: Mapping[str, str] | None = None, *,
+def normalize_request(intent: Intent, slots: Sequence[tuple[Slot, str]], now: datetime, rooms: RoomDirectory,
+                      policy: TimePolicy | None = None, carried: Mapping[Slot, str] | None = None, *,
                       text: str = "", any_room: bool = False, asked: Sequence[str] = ()) -> MeetingRequest:
     """`slots` are (name, text) pairs as the NLU found them; `carried` holds slot texts from earlier turns
     of the conversation (a clarification), used where this turn says nothing."""
@@ -135,35 +127,36 @@ def normalize_request(intent: str, slots: Sequence[tuple[str, str]], now: dateti
         raise ValueError("now must carry an IANA zone (zoneinfo.ZoneInfo)")
     merged = list(slots) + [(k, v) for k, v in (carried or {}).items() if _first(slots, k) is None]
     said = {name: _first(merged, name) for name in {n for n, _ in merged}}
-    missing: list[str] = []
+    missing: list[Slot] = []
     problems: list[Unread] = []
     assumptions: list[str] = []
 
     # every room span this turn (a misheard word can be tagged as a room beside the one named), else the carried one
-    room_reading = rooms.resolve([text for name, text in merged if name == "room"])
+    room_reading = rooms.resolve([text for name, text in merged if name == Slot.ROOM])
 
-    day, part = _read_date("date", said.get("date"), now, problems)
+    day, part = _read_date(Slot.DATE, said.get(Slot.DATE), now, problems)
     interval = _read_interval(day, now, said, part, policy, missing, problems)
     if interval is not None:
         assumptions += list(interval.assumptions)
-        if day is None and from_now(said.get("start_time") or "", now) is not None:
+        if day is None and from_now(said.get(Slot.START_TIME) or "", now) is not None:
             day = interval.start.date()  # "in an hour" says the day too
-    new_day, new_part = _read_date("new_date", said.get("new_date"), now, problems)
-    new_interval = _read_interval(new_day or day, now, {"start_time": said.get("new_time")}, new_part, policy, [],
-                                  problems)
+    new_day, new_part = _read_date(Slot.NEW_DATE, said.get(Slot.NEW_DATE), now, problems)
+    new_interval = _read_interval(new_day or day, now, {Slot.START_TIME: said.get(Slot.NEW_TIME)}, new_part, policy,
+                                  [], problems)
 
-    if intent == "book_meeting":
+    if intent == Intent.BOOK_MEETING:
         if day is None:
-            missing.append("date")
-        if interval is None and "start_time" not in missing:
-            missing.append("start_time")
-    if intent == "reschedule_meeting" and new_day is None and new_interval is None:
-        missing.append("new_time")
+            missing.append(Slot.DATE)
+        if interval is None and Slot.START_TIME not in missing:
+            missing.append(Slot.START_TIME)
+    if intent == Intent.RESCHEDULE_MEETING and new_day is None and new_interval is None:
+        missing.append(Slot.NEW_TIME)
     return MeetingRequest(
         action=intent, room=room_reading.match, room_said=room_reading.unknown,
         room_rivals=tuple(room.name for room in room_reading.rivals), day=day, interval=interval,
-        new_day=new_day, new_interval=new_interval, title=_clean_title(said.get("title")),
-        attendees=_attendees(merged), people=_people(said.get("people_count")),
+        new_day=new_day, new_interval=new_interval, title=_clean_title(said.get(Slot.TITLE)),
+        attendees=_attendees(merged), people=_people(said.get(Slot.PEOPLE_COUNT)),
         missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
-        spans=tuple(merged), any_room=any_room or said.get("people_count") is not None, text=text, asked=tuple(asked),
+        spans=tuple(merged), any_room=any_room or said.get(Slot.PEOPLE_COUNT) is not None, text=text,
+        asked=tuple(asked),
     )

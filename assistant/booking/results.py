@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
+from assistant.booking.interval import Interval
 from assistant.booking.store import Booking
+from assistant.domain import Intent, Slot
 
-__all__ = ["Command", "Clarify", "Answer", "Rejected", "Result", "booking_dict"]
+__all__ = ["Command", "Clarify", "Answer", "Rejected", "Result", "booking_dict", "Check", "Doubt", "Offer"]
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -24,9 +27,50 @@ def booking_dict(booking: Booking) -> dict[str, Any]:
             "title": booking.title, "attendees": list(booking.attendees)}
 
 
+class Check(StrEnum):
+    """Which of the guard's checks a reading failed (assistant/booking/guard.py): the wire's `doubt.check`."""
+
+    NOT_A_TIME = "not_a_time"  # a time slot's words are no time ("at the top")
+    SPLIT = "split"  # two values for one slot
+    UNREAD = "unread"  # words a slot was tagged on that no reader reads ("on Monday yet")
+    ORDER = "order"  # the end is not after the start
+    TOO_LONG = "too_long"  # longer than a booking may last
+    MIDNIGHT = "midnight"  # runs past midnight
+    PAST = "past"  # already passed
+    OUT_OF_RANGE = "out_of_range"  # a day outside the years bookings are kept for
+    TEEN = "teen"  # "fifteen minutes" that may have been "fifty"
+    ROOM = "room"  # a room found only by sound or a distant spelling
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """A reading the guard will not act on without asking."""
+
+    check: Check
+    slots: tuple[Slot, ...]  # the slots in doubt: the person is asked for these again
+    said: str  # the words in doubt
+    question: str  # names the doubtful part; ends with what to say next
+    suggestion: Interval | None = None  # the reading offered ("did you mean 3:15 pm?"), when there is one
+
+    def to_dict(self) -> dict[str, str | list[str]]:
+        return {"check": self.check, "slots": list(self.slots), "said": self.said}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A room at a time that a question offers ("Fuji is free then"); "yes" takes the first one offered."""
+
+    room: str  # the room's key
+    start: datetime
+    end: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"room": self.room, "start": self.start.isoformat(), "end": self.end.isoformat()}
+
+
 @dataclass(frozen=True)
 class Command:
-    action: str  # book_meeting | cancel_meeting | reschedule_meeting
+    action: Intent  # book_meeting | cancel_meeting | reschedule_meeting
     room: str
     start: datetime
     end: datetime
@@ -40,7 +84,7 @@ class Command:
     reason: str | None = None  # why not executable
     assumptions: tuple[str, ...] = ()
     idempotency_key: str | None = None
-    spans: tuple[tuple[str, str], ...] = ()  # (slot, words) the command was built from
+    spans: tuple[tuple[Slot, str], ...] = ()  # (slot, words) the command was built from
     amends: str | None = None  # the booking this command replaces: the speaker went on after the turn that made it
 
     def to_dict(self) -> dict[str, Any]:
@@ -50,7 +94,7 @@ class Command:
             "assumptions": list(self.assumptions), "idempotency_key": self.idempotency_key,
             "spans": [{"slot": slot, "text": text} for slot, text in self.spans],
         }
-        if self.action == "reschedule_meeting":
+        if self.action == Intent.RESCHEDULE_MEETING:
             command.update(new_start=_iso(self.new_start), new_end=_iso(self.new_end))
         if self.amends is not None:
             command["amends"] = self.amends
@@ -65,15 +109,16 @@ class Command:
 class Clarify:
     missing: tuple[str, ...]
     question: str
-    options: tuple[dict[str, Any], ...] = ()  # concrete alternatives (free rooms, the next free slot)
-    doubt: dict[str, Any] | None = None  # the guard's check that failed: {"check", "slots", "said"}
+    # concrete alternatives: rooms at times (free rooms, the next free slot), or the bookings a request may mean
+    options: tuple[Offer | Booking, ...] = ()
+    doubt: Doubt | None = None  # the guard's check that failed
     amends: str | None = None  # the booking this question withdrew: the request that made it went on, unbookable
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "clarify", "missing": list(self.missing), "question": self.question,
-               "options": list(self.options)}
+               "options": [o.to_dict() if isinstance(o, Offer) else booking_dict(o) for o in self.options]}
         if self.doubt is not None:
-            out["doubt"] = self.doubt
+            out["doubt"] = self.doubt.to_dict()
         if self.amends is not None:
             out["amends"] = self.amends
         return out

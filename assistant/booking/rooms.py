@@ -21,20 +21,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
-from functools import cache
 from pathlib import Path
 
-import jellyfish
-
-from assistant.booking.zh_time import has_chinese
 from assistant.errors import ConfigError
+from assistant.language.registry import LANGUAGES, language_of
 
 __all__ = ["Room", "RoomMatch", "RoomDirectory", "RoomReading", "MatchKind", "MIN_SIMILARITY", "SURE_SIMILARITY"]
 
 MIN_SIMILARITY = 0.75
 SURE_SIMILARITY = 0.8  # a spelling at least this close is booked; "Denally" (0.77) for Denali is asked about
-MIN_SOUND_SIMILARITY = 0.9  # of Metaphone codes; codes are short, so this is nearly the same code
-MIN_PINYIN_SIMILARITY = 0.8  # of toneless pinyin: 附属 fushu for 富士 fushi is 0.8
 _LONGEST_NAME = 3  # words: "mount fuji", "the big room"
 
 
@@ -43,8 +38,8 @@ class MatchKind(StrEnum):
     NAMED = "named"  # a name or alias among other words: "Fuji Rune", "珠峰那间"
     SPELLED = "spelled"  # a near spelling: "Everist", "Mattahorn"
     SOUND = "sound"  # only the sound matches: "Dinally", "buck" (BK, as "big" of "the big room")
-_NOISE = re.compile(r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]|"
-                    r"会议室|会议厅|房间|那间|这间|那个|的")  # "珠峰会议室", "那间富士" name 珠峰 and 富士
+# the words said around a room's name, in every language ("the Everest room", "珠峰会议室")
+_NOISE = re.compile("|".join(language.rooms.noise for language in LANGUAGES))
 
 
 @dataclass(frozen=True)
@@ -87,14 +82,6 @@ class RoomReading:
     rivals: tuple[Room, ...] = ()
 
 
-@cache
-def _pinyin(text: str) -> str:
-    """Toneless pinyin, syllables run together: 马特洪峰 -> matehongfeng."""
-    from pypinyin import lazy_pinyin  # imported on first use: only Chinese room names need it
-
-    return "".join(lazy_pinyin(text))
-
-
 def _squash(text: str) -> str:
     """'The Kili manjaro Room' -> 'kilimanjaro'."""
     return re.sub(r"\s+", "", _NOISE.sub(" ", text.lower()))
@@ -110,7 +97,6 @@ class RoomDirectory:
             for form in (room.name, *room.aliases):
                 squashed = _squash(form) or form.lower()
                 self._forms.append((squashed, room))
-        self._sounds = [(jellyfish.metaphone(form), room) for form, room in self._forms]
 
     @classmethod
     def load(cls, path: Path) -> RoomDirectory:
@@ -146,10 +132,7 @@ class RoomDirectory:
             return None  # "Fuji Denali": two rooms, not a near spelling of either
         if best is not None and best.similarity >= MIN_SIMILARITY:
             return best
-        spelled = best.similarity if best else 0.0
-        if has_chinese(squashed):
-            return self._by_pinyin(squashed, said, spelled)
-        return self._by_sound(squashed, said, spelled)
+        return self._by_sound(squashed, said, best.similarity if best else 0.0)
 
     def resolve(self, saids: Sequence[str]) -> RoomReading:
         """The room meant by every room span of one request. A room named exactly wins over any match by spelling
@@ -169,8 +152,9 @@ class RoomDirectory:
     def _named_among(self, said: str, squashed: str) -> list[Room]:
         """The rooms whose name or alias is said among other words ("Fuji Rune", "the Everest rum", "珠峰那边"),
         in directory order."""
-        if has_chinese(squashed):
-            found = {room.key for form, room in self._forms if has_chinese(form) and form in squashed}
+        language = language_of(squashed)
+        if not language.rooms.spaced:  # a name is a run of characters of its own script
+            found = {room.key for form, room in self._forms if language.written_in(form) and form in squashed}
         else:
             words = _NOISE.sub(" ", said.lower()).split()
             runs = {"".join(words[i:j]) for i in range(len(words))
@@ -179,17 +163,15 @@ class RoomDirectory:
         return [room for room in self.rooms if room.key in found]
 
     def _by_sound(self, squashed: str, said: str, spelled: float) -> RoomMatch | None:
-        heard = jellyfish.metaphone(squashed)
-        if len(heard) < 2:
+        """By the sound of the names written in the language of what was heard (Metaphone codes, pinyin)."""
+        language = language_of(squashed)
+        sounds = language.rooms
+        heard = sounds.sound_key(squashed)
+        if len(heard) < sounds.sound_min_length:
             return None
-        return self._unrivalled([(SequenceMatcher(None, heard, code).ratio(), room) for code, room in self._sounds],
-                                MIN_SOUND_SIMILARITY, said, spelled)
-
-    def _by_pinyin(self, squashed: str, said: str, spelled: float) -> RoomMatch | None:
-        heard = _pinyin(squashed)
-        scored = [(SequenceMatcher(None, heard, _pinyin(form)).ratio(), room)
-                  for form, room in self._forms if has_chinese(form)]
-        return self._unrivalled(scored, MIN_PINYIN_SIMILARITY, said, spelled) if scored else None
+        scored = [(SequenceMatcher(None, heard, sounds.sound_key(form)).ratio(), room)
+                  for form, room in self._forms if language_of(form) is language]
+        return self._unrivalled(scored, sounds.sound_least, said, spelled) if scored else None
 
     @staticmethod
     def _unrivalled(scored: list[tuple[float, Room]], least: float, said: str, spelled: float) -> RoomMatch | None:

@@ -1,1 +1,3 @@
-"""Languages: what each one's words are, for the parts that count or compare words (the turn policy first)."""
+"""Languages: one profile per language (assistant/language/en, assistant/language/zh), listed once in
+registry.py. Code outside this package asks a profile (its value readers, words, replies, recognizer prompt) and
+never branches on a language code or a script itself (tests/test_layering.py checks this on the source)."""

@@ -33,7 +33,7 @@ from types import FrameType
 from assistant.asr.models import whisper_model_dir
 from assistant.config import Settings
 from assistant.errors import ConfigError
-from assistant.model_server.spec import ModelBatching, ModelServerSpec
+from assistant.model_server.spec import ModelServerSpec
 from assistant.nlu.model_folder import NLUModel
 from assistant.supervise import Child, supervise
 
@@ -51,8 +51,7 @@ def model_server_spec(settings: Settings, model: NLUModel, hotwords: str | None)
         asr_hotwords=hotwords, asr_instances=server.asr_instances, nlu_folder=str(model.folder),
         nlu_backend=nlu.backend, nlu_precision=nlu.precision, nlu_threads=nlu.threads,
         profile_batch=list(nlu.profile_batch), profile_seq=list(nlu.profile_seq),
-        asr=ModelBatching(serving.asr_max_batch, serving.asr_max_delay_us, serving.asr_max_queue),
-        nlu=ModelBatching(serving.nlu_max_batch, serving.nlu_max_delay_us, serving.nlu_max_queue),
+        asr=serving.asr, nlu=serving.nlu,
         address=server.address, http_port=server.http_port, grpc_port=server.grpc_port,
         metrics_port=server.metrics_port)
 

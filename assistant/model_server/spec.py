@@ -7,16 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-__all__ = ["ModelServerSpec", "ModelBatching"]
+from assistant.batching import BatchPolicy
 
-
-@dataclass(frozen=True)
-class ModelBatching:
-    """Triton's dynamic batcher for one model ([serving]'s keys of the same name)."""
-
-    max_batch: int
-    max_delay_us: int
-    max_queue: int
+__all__ = ["ModelServerSpec"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +27,8 @@ class ModelServerSpec:
     nlu_threads: int
     profile_batch: list[int]
     profile_seq: list[int]
-    asr: ModelBatching
-    nlu: ModelBatching
+    asr: BatchPolicy  # Triton's dynamic batcher for each model
+    nlu: BatchPolicy
     address: str = "127.0.0.1"
     http_port: int = 8000
     grpc_port: int = 8001
@@ -48,5 +41,5 @@ class ModelServerSpec:
     @classmethod
     def read(cls, path: Path) -> ModelServerSpec:
         data = json.loads(path.read_text())
-        data["asr"], data["nlu"] = ModelBatching(**data["asr"]), ModelBatching(**data["nlu"])
+        data["asr"], data["nlu"] = BatchPolicy(**data["asr"]), BatchPolicy(**data["nlu"])
         return cls(**data)

@@ -28,7 +28,8 @@ import numpy as np
 
 from assistant.asr.remote import ASR_MODEL, PCM_INPUT, PRIORITY_LEVELS, TEXT_OUTPUT
 from assistant.asr.whisper import WhisperRecognizer
-from assistant.model_server.spec import ModelBatching, ModelServerSpec
+from assistant.batching import BatchPolicy
+from assistant.model_server.spec import ModelServerSpec
 from assistant.nlu.model_folder import load_model
 from engines.base import INPUT_NAMES, OUTPUT_NAMES, BackendOptions, NLUBackend, ShapeProfile
 from engines.registry import create_backend, create_best_backend
@@ -85,7 +86,7 @@ def _nlu_callable(backend: NLUBackend) -> Any:
     return infer
 
 
-def _model_config(batching: ModelBatching, priorities: int) -> Any:
+def _model_config(batching: BatchPolicy, priorities: int) -> Any:
     from pytriton.model_config import DynamicBatcher, ModelConfig, QueuePolicy
 
     queue = QueuePolicy(max_queue_size=batching.max_queue)

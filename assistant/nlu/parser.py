@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.domain import OUT_OF_SCOPE
+from assistant.domain import OUT_OF_SCOPE, Intent, Slot
 from assistant.nlu.bio import tags_to_spans
 from assistant.nlu.decode import Decoded, decode_in_batches
 from assistant.nlu.labels import LabelSet
@@ -26,7 +26,7 @@ _WHITESPACE = re.compile(r"\s+")
 
 @dataclass(frozen=True)
 class SlotValue:
-    name: str
+    name: Slot
     text: str
     start: int  # character offsets into Understanding.text
     end: int
@@ -41,7 +41,7 @@ class SlotValue:
 class Guess:
     """What the model said when its confidence fell below the threshold (a dialogue may still use it)."""
 
-    intent: str
+    intent: Intent
     confidence: float
     slots: tuple[SlotValue, ...]
 
@@ -49,7 +49,7 @@ class Guess:
 @dataclass(frozen=True)
 class Understanding:
     text: str
-    intent: str
+    intent: Intent
     confidence: float
     slots: tuple[SlotValue, ...]
     guess: Guess | None = None
@@ -130,8 +130,8 @@ class IntentSlotParser:
         for first, last, name in tags_to_spans(decoded.word_tags):
             start, end = item.word_spans[first][0], item.word_spans[last - 1][1]
             confidence = min(decoded.word_probabilities[first:last])
-            slots.append(SlotValue(name, text[start:end], start, end, confidence))
+            slots.append(SlotValue(Slot(name), text[start:end], start, end, confidence))
         if decoded.intent_probability < self.min_confidence:
-            guess = Guess(decoded.intent, decoded.intent_probability, tuple(slots))
+            guess = Guess(Intent(decoded.intent), decoded.intent_probability, tuple(slots))
             return Understanding(text, OUT_OF_SCOPE, 1.0 - decoded.intent_probability, (), guess)
-        return Understanding(text, decoded.intent, decoded.intent_probability, tuple(slots))
+        return Understanding(text, Intent(decoded.intent), decoded.intent_probability, tuple(slots))

@@ -1,9 +1,11 @@
-"""Two models behind one parser: English on MiniLM, Chinese and mixed Chinese-English on multilingual-e5.
+"""One model per language behind one parser: English on MiniLM, Chinese and mixed Chinese-English on
+multilingual-e5.
 
-A text goes to the Chinese model when it holds a Chinese character ("帮我订 Everest 明天下午三点" does), to the
-English one otherwise. The script decides, not the recognizer's language guess: a typed request has none, and
-Whisper labels mixed speech either way. Why two models and not one: docs/multilingual.md (English keeps its
-accuracy and its 6-layer latency; the 12-layer multilingual encoder is paid only by the requests that need it).
+A text goes to the model of the language it is written in (assistant/language/registry.py: "帮我订 Everest 明天下午
+三点" holds a Han character, so Chinese). The script decides, not the recognizer's language guess: a typed request
+has none, and Whisper labels mixed speech either way. Why two models and not one: docs/multilingual.md (English
+keeps its accuracy and its 6-layer latency; the 12-layer multilingual encoder is paid only by the requests that
+need it).
 
 One `parse_many` call still makes one model call per model, so the server's batching across connections holds.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from assistant.booking.zh_time import has_chinese
+from assistant.language.registry import DEFAULT, language_of
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, Understanding, clean_text
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from engines.base import NLUBackend
@@ -21,38 +23,50 @@ __all__ = ["LanguageRoutedParser"]
 
 
 class LanguageRoutedParser:
-    """Parses like IntentSlotParser; `backend` and `tokenizer` are the English model's (the default one).
+    """Parses like IntentSlotParser, each text with the model of the language it is written in; `backend` and
+    `tokenizer` are the default language's (English).
 
-    `chinese` may come later (a server builds it while it serves English: assistant/server/languages.py); until
-    then a Chinese text is refused with `language_unavailable` and the reason `waiting()` gives."""
+    Another language's parser may come later (a server builds it while it serves English:
+    assistant/server/languages.py); until then its texts are refused with `language_unavailable` and the reason
+    `waiting(code)` gives."""
 
-    def __init__(self, english: IntentSlotParser, chinese: IntentSlotParser | None,
-                 waiting: Callable[[], str] = lambda: "Chinese is not ready yet") -> None:
-        self.english = english
-        self.chinese = chinese
+    def __init__(self, default: IntentSlotParser, others: dict[str, IntentSlotParser | None] | None = None,
+                 waiting: Callable[[str], str] = lambda code: f"{code} is not ready yet") -> None:
+        self.parsers: dict[str, IntentSlotParser | None] = {DEFAULT.code: default, **(others or {})}
         self.waiting = waiting
 
     @property
+    def default(self) -> IntentSlotParser:
+        parser = self.parsers[DEFAULT.code]
+        assert parser is not None
+        return parser
+
+    @property
     def backend(self) -> NLUBackend:
-        return self.english.backend
+        return self.default.backend
 
     @property
     def tokenizer(self) -> WordPieceTokenizer:
-        return self.english.tokenizer
+        return self.default.tokenizer
+
+    def install(self, code: str, parser: IntentSlotParser) -> None:
+        """Parse `code`'s texts with `parser` from now on (one assignment: safe beside a serving thread)."""
+        self.parsers[code] = parser
 
     def parse(self, text: str) -> Understanding | ParseFailure:
         return self.parse_many([text])[0]
 
     def parse_many(self, texts: Sequence[str]) -> list[Understanding | ParseFailure]:
-        chinese = [i for i, text in enumerate(texts) if has_chinese(clean_text(text))]
-        english = sorted(set(range(len(texts))) - set(chinese))
+        by_language: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            code = language_of(clean_text(text)).code
+            by_language.setdefault(code if code in self.parsers else DEFAULT.code, []).append(i)
         results: dict[int, Understanding | ParseFailure] = {}
-        chinese_parser = self.chinese  # read once: it may be set meanwhile, by the thread that built it
-        if chinese_parser is None and chinese:
-            reason = self.waiting()
-            results.update({i: ParseFailure(texts[i], "language_unavailable", reason) for i in chinese})
-            chinese = []
-        for parser, indices in ((self.english, english), (chinese_parser, chinese)):
-            if indices and parser is not None:
+        for code, indices in by_language.items():
+            parser = self.parsers[code]  # read once: it may be set meanwhile, by the thread that built it
+            if parser is None:
+                reason = self.waiting(code)
+                results.update({i: ParseFailure(texts[i], "language_unavailable", reason) for i in indices})
+            else:
                 results.update(zip(indices, parser.parse_many([texts[i] for i in indices]), strict=True))
         return [results[i] for i in range(len(texts))]

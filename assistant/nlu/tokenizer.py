@@ -19,9 +19,12 @@ import numpy as np
 from numpy.typing import NDArray
 from tokenizers import Encoding, Tokenizer
 
+from assistant.language.script import HAN, HAN_COMPATIBILITY
+
 __all__ = ["Batch", "WordPieceTokenizer", "TokenizedText"]
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Han characters (also the compatibility ideographs): each one a word, as the Chinese model was trained
+_CHARACTER_WORDS = re.compile(f"[{HAN}{HAN_COMPATIBILITY}]")
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def _words(enc: Encoding, text: str) -> TokenizedText:
             # training without it scored lower on dev (sentence accuracy 88.6 % against 92.9 %).
             previous = None if word is None else previous
             continue
-        chinese = _CJK.search(text, start, end) is not None
+        chinese = _CHARACTER_WORDS.search(text, start, end) is not None
         if word != previous or chinese or previous_chinese:
             first.append(index)
             spans.append((start, end))

@@ -26,9 +26,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from assistant.batching import BatchPolicy
 from assistant.errors import Overloaded
 
-__all__ = ["BatchPolicy", "DynamicBatcher", "ItemFailed", "Overloaded"]
+__all__ = ["DynamicBatcher", "ItemFailed", "Overloaded"]
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -39,13 +40,6 @@ class ItemFailed:
     """What a batch function returns for one item that failed while the others succeeded."""
 
     error: Exception
-
-
-@dataclass(frozen=True)
-class BatchPolicy:
-    max_batch: int = 32
-    max_delay_us: int = 0  # how long an idle worker waits for a first request's company
-    max_queue: int = 1024  # requests waiting (all priorities); past it a submit raises Overloaded
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-__all__ = ["LanguageState", "LanguageBuilds", "LANGUAGE_NAMES", "Progress", "train_in_subprocess"]
+from assistant.language.registry import get, known
+
+__all__ = ["LanguageState", "LanguageBuilds", "Progress", "train_in_subprocess"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Progress = Callable[[str, float], None]  # (stage, fraction of the build done)
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def _name(language: str) -> str:
+    return get(language).name if known(language) else language
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class LanguageState:
     reason: str = ""  # when failed: for the server's log, never sent to a client
 
     def describe(self) -> str:
-        name = LANGUAGE_NAMES.get(self.language, self.language)
+        name = _name(self.language)
         if self.state == "building":
             return f"{name} is still being built ({self.stage or 'starting'}, {self.done:.0%} done)"
         if self.state == "loading":
@@ -63,7 +68,7 @@ class _Build(Generic[T]):
             self.builds.set(LanguageState(self.language, "failed", reason=f"{type(exc).__name__}: {exc}"))
             return
         self.builds.set(LanguageState(self.language, "ready", done=1.0))
-        print(f"[serve] {LANGUAGE_NAMES.get(self.language, self.language)} is ready", file=sys.stderr, flush=True)
+        print(f"[serve] {_name(self.language)} is ready", file=sys.stderr, flush=True)
 
     def _progress(self, stage: str, done: float) -> None:
         before = self.builds.state(self.language)

@@ -51,6 +51,7 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
+from assistant.language.registry import AUTO, DEFAULT
 from assistant.server.batcher import Overloaded
 from assistant.server.latency import LatencyObserver
 from assistant.server.limits import AudioAdmission, ClientShare
@@ -88,7 +89,7 @@ class Session:
             self.now = parse_reference(start.now, self.zone) if start.now is not None else None
         except ValueError as exc:
             raise ProtocolError("bad_start", str(exc)) from None
-        self.language = start.language or "en"
+        self.language = start.language or DEFAULT.code
         if not workers.hears(self.language):
             raise ProtocolError("language_unavailable", workers.unavailable(self.language))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
@@ -353,12 +354,12 @@ class Session:
         """The text of this audio in the session's language; in an "auto" session, in the language identified
         in it (a partial: in the one identified last, when there is one)."""
         language = self.language
-        if language == "auto" and not (final or read) and self._spoken is not None:
+        if language == AUTO and not (final or read) and self._spoken is not None:
             language = self._spoken
         text, heard_in = await self.workers.hear(audio, final=final, read=read, owner=self.client, language=language)
         if final or read:
             self._heard_in[utterance] = heard_in
-            if self.language == "auto":
+            if self.language == AUTO:
                 self._spoken = heard_in
         return text
 

@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
+from assistant.batching import BatchPolicy
 from assistant.errors import ModelServerUnavailable
-from assistant.server.batcher import BatchPolicy, DynamicBatcher, ItemFailed, Overloaded
-from assistant.server.languages import LANGUAGE_NAMES, LanguageBuilds, LanguageState
+from assistant.language.registry import AUTO, DEFAULT, get
+from assistant.server.batcher import DynamicBatcher, ItemFailed, Overloaded
+from assistant.server.languages import LanguageBuilds, LanguageState
 from assistant.server.metrics import ServerMetrics
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.models import WORDS, turn_model
@@ -110,13 +112,13 @@ class Workers:
         }
         self.metrics.models.info(self._models)
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr_by_language = {"en": self._asr_batcher("asr", recognizer)}
+        self._asr_by_language = {DEFAULT.code: self._asr_batcher("asr", recognizer)}
         self._identify: DynamicBatcher[tuple[bytes, int], tuple[str, str | None]] | None = None
         for language, other in (others or {}).items():
             self.add_language(language, other, identifier)
         self.builds = LanguageBuilds()  # languages still being made ready (assistant/server/languages.py)
         self.builds.listeners.append(self._language_changed)
-        self.metrics.language_ready.labels("en").set(1)
+        self.metrics.language_ready.labels(DEFAULT.code).set(1)
         self._nlu: DynamicBatcher[Turn | Callable[[], Any], Any] = DynamicBatcher(
             "nlu", self._nlu_batch, self.policy.nlu, lambda _, size, took: self._batch_done("nlu", size, took))
         self._turn: DynamicBatcher[bytes, float] | None = None
@@ -151,12 +153,12 @@ class Workers:
 
     def unavailable(self, language: str) -> str:
         """Why sessions in `language` ("auto" included) are refused: still being built, or not heard here."""
-        pending = [state for state in self.builds.pending() if language in (state.language, "auto")]
+        pending = [state for state in self.builds.pending() if language in (state.language, AUTO)]
         if pending:
-            served = " and ".join(LANGUAGE_NAMES.get(language, language) for language in self.languages)
+            served = " and ".join(get(language).name for language in self.languages)
             return "; ".join(state.describe() for state in pending) + f". {served} is served meanwhile; try again later"
         return f"this server hears {', '.join(self.languages)} only; not {language!r}" + (
-            " (it tells languages apart where it hears two)" if language == "auto" else "")
+            " (it tells languages apart where it hears two)" if language == AUTO else "")
 
     def _asr_batcher(self, name: str, recognizer: Recognizer) -> DynamicBatcher[tuple[bytes, int], str]:
         def decode(items: list[tuple[bytes, int]]) -> list[str]:
@@ -184,13 +186,13 @@ class Workers:
 
     def hears(self, language: str) -> bool:
         """A language these workers hear; "auto" when they can also tell them apart."""
-        return language in self._asr_by_language or (language == "auto" and self._identify is not None)
+        return language in self._asr_by_language or (language == AUTO and self._identify is not None)
 
     async def hear(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
-                   language: str = "en") -> tuple[str, str]:
+                   language: str = DEFAULT.code) -> tuple[str, str]:
         """(text, language): `transcribe` in a session's language, or with "auto" in the language identified in
         this audio (Chinese is heard in the same pass; English then by its own recognizer)."""
-        if language != "auto":
+        if language != AUTO:
             return await self.transcribe(audio, final=final, read=read, owner=owner, language=language), language
         if self._identify is None:
             raise ValueError("these workers cannot tell languages apart (one language, or no identifier)")
@@ -202,7 +204,7 @@ class Workers:
         return text, heard
 
     async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
-                         language: str = "en") -> str:
+                         language: str = DEFAULT.code) -> str:
         """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials;
         within a kind, owners take turns. Raises Overloaded when the recognizer's queue is full."""
         priority = FINAL if final else READ if read else PARTIAL

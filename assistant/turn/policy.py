@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assistant.booking.results import Answer, Clarify, Command, Result
+from assistant.booking.results import Answer, Check, Clarify, Command, Result
+from assistant.domain import Intent, Slot
+from assistant.errors import SettingError
 from assistant.language.words import asks_for_more, words
 
 __all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "read_verdict", "acoustic_verdict",
@@ -28,8 +30,8 @@ __all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "r
 COMPLETE, INCOMPLETE, UNSURE = "complete", "incomplete", "unsure"
 TURN_MODELS = ("reading", "smart-turn", "hangover")
 
-_REQUIRED = frozenset({"room", "date", "start_time", "new_time", "end_time", "duration"})
-_LENGTH = frozenset({"end_time", "duration"})  # a booking that says one of these cannot grow a length any more
+_REQUIRED = frozenset({Slot.ROOM, Slot.DATE, Slot.START_TIME, Slot.NEW_TIME, Slot.END_TIME, Slot.DURATION})
+_LENGTH = frozenset({Slot.END_TIME, Slot.DURATION})  # a booking that says one of these cannot grow a length any more
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,17 @@ class TurnSettings:
     unsure_ms: int = 0  # silence that ends a turn read as unsure; 0: the [audio] hangover
     amend_ms: int = 1500  # speech starting this soon after a turn ended reopens it (the whole request is read again)
     smart_turn_threshold: float = 0.5  # Smart Turn's probability of a finished turn above which it ends
+
+    def __post_init__(self) -> None:
+        if self.model not in TURN_MODELS:
+            raise SettingError("model", f"{self.model!r} is not one of {', '.join(TURN_MODELS)}")
+        if min(self.read_after_ms, self.complete_ms, self.complete_open_ms, self.hold_ms) < 20 or self.amend_ms < 0 \
+                or not (self.unsure_ms == 0 or 20 <= self.unsure_ms <= self.hold_ms):
+            raise SettingError(None, "read_after_ms, complete_ms, complete_open_ms and hold_ms are at least one 20 ms "
+                                     "frame; unsure_ms is 0 (the [audio] hangover) or between that and hold_ms")
+        if not self.read_after_ms <= min(self.complete_ms, self.complete_open_ms) <= \
+                max(self.complete_ms, self.complete_open_ms) <= self.hold_ms:
+            raise SettingError(None, "expected read_after_ms <= complete_ms, complete_open_ms <= hold_ms")
 
 
 @dataclass(frozen=True)
@@ -81,15 +94,15 @@ def read_verdict(text: str, result: Result | None, confidence: float, previous: 
         return TurnVerdict(INCOMPLETE, settings.hold_ms, f"ends in \"{last}\"", missing)
     if missing:
         return TurnVerdict(INCOMPLETE, settings.hold_ms, "missing " + ", ".join(missing), missing)
-    if isinstance(result, Clarify) and result.doubt is not None and result.doubt.get("check") == "unread":
+    if isinstance(result, Clarify) and result.doubt is not None and result.doubt.check == Check.UNREAD:
         # words a slot was tagged on but no reader can read ("on Monday yet", "quarter past two for"): most
         # often an expression still being said
-        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"cannot read \"{result.doubt.get('said')}\" yet",
+        return TurnVerdict(INCOMPLETE, settings.hold_ms, f"cannot read \"{result.doubt.said}\" yet",
                            result.missing)
     if isinstance(result, Command | Answer) and confidence >= settings.complete_confidence:
         if not transcripts_agree(previous, text):
             return TurnVerdict(UNSURE, settings.unsure_ms or None, "the transcript changed since the last read")
-        if isinstance(result, Command) and result.action == "book_meeting" and \
+        if isinstance(result, Command) and result.action == Intent.BOOK_MEETING and \
                 not _LENGTH & {slot for slot, _ in result.spans}:
             return TurnVerdict(COMPLETE, settings.complete_open_ms, "a complete book_meeting with no end said")
         what = result.action if isinstance(result, Command) else "question"

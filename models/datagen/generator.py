@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from models.datagen.lexicon import FIRST_NAMES, TITLES
+from models.datagen.sampling import GeneratorConfig, generate, split_templates
 from models.datagen.template import Piece, Renderer, join_pieces, parse_template, render
 from models.datagen.templates import PREFIXES, TEMPLATES
 from models.datagen.values import ValueRenderers
 from models.example import Example, Span
 
-__all__ = ["GeneratorConfig", "generate_splits", "split_templates", "render_example"]
-
-INTENT_WEIGHTS = {
-    "book_meeting": 0.29,
-    "cancel_meeting": 0.11,
-    "reschedule_meeting": 0.12,
-    "check_availability": 0.13,
-    "list_bookings": 0.10,
-    "out_of_scope": 0.25,  # (0.22 before short requests and fragments became bookings: dates alone must not be)
-}
+__all__ = ["TEMPLATES", "render_example", "generate_language_splits"]
 
 _CITIES = ["Paris", "London", "Tokyo", "Berlin", "New York", "Lisbon", "Nairobi", "Denver", "Seoul", "Madrid"]
 _CHORES = ["call mom", "buy milk", "water the plants", "pick up the kids", "take my pills", "pay rent",
@@ -70,30 +60,6 @@ def _plain(values: list[str]) -> Renderer:
         return [(rng.choice(values), None)]
 
     return renderer
-
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    seed: int = 13
-    train_size: int = 10000
-    dev_size: int = 2000
-    dev_template_fraction: float = 0.2
-    language: str = "en"  # "en": templates.py; "zh": Chinese and mixed requests (zh_templates.py)
-
-
-def split_templates(seed: int, fraction: float, by_intent: dict[str, list[str]] | None = None
-                    ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Hold out a fraction of each intent's templates (at least two) for the dev split."""
-    rng = random.Random(seed)
-    train: dict[str, list[str]] = {}
-    dev: dict[str, list[str]] = {}
-    for intent, templates in (TEMPLATES if by_intent is None else by_intent).items():
-        order = list(templates)
-        rng.shuffle(order)
-        held = max(2, round(len(order) * fraction))
-        dev[intent] = order[:held]
-        train[intent] = order[held:]
-    return train, dev
 
 
 def _renderers(style: str) -> dict[str, Renderer]:
@@ -190,29 +156,12 @@ def _junk_examples(rng: random.Random, n: int) -> list[Example]:
     return [Example(text=rng.choice(_JUNK), intent="out_of_scope", spans=(), template="junk") for _ in range(n)]
 
 
-RenderFn = Callable[[str, str, random.Random], Example]  # (template, intent, rng) -> example
-
-
-def generate(templates: dict[str, list[str]], n: int, rng: random.Random, render_one: RenderFn = render_example
-             ) -> list[Example]:
-    intents = list(INTENT_WEIGHTS)
-    weights = [INTENT_WEIGHTS[i] for i in intents]
-    examples: list[Example] = []
-    for intent in rng.choices(intents, weights=weights, k=n):
-        template = rng.choice(templates[intent])
-        examples.append(render_one(template, intent, rng))
-    return examples
-
-
-def generate_splits(config: GeneratorConfig) -> tuple[list[Example], list[Example]]:
-    """(train, dev): dev uses only the held-out templates; junk text goes to both."""
-    if config.language == "zh":
-        from models.datagen.zh_generator import generate_zh_splits
-
-        return generate_zh_splits(config)
-    train_templates, dev_templates = split_templates(config.seed, config.dev_template_fraction)
+def generate_language_splits(config: GeneratorConfig) -> tuple[list[Example], list[Example]]:
+    """(train, dev) in English: dev uses only the held-out templates; junk text goes to both."""
+    train_templates, dev_templates = split_templates(config.seed, config.dev_template_fraction, TEMPLATES)
     rng = random.Random(config.seed + 1)
-    train = generate(train_templates, config.train_size, rng) + _junk_examples(rng, config.train_size // 20)
-    dev = generate(dev_templates, config.dev_size, rng) + _junk_examples(rng, config.dev_size // 20)
+    train = generate(train_templates, config.train_size, rng, render_example) + _junk_examples(
+        rng, config.train_size // 20)
+    dev = generate(dev_templates, config.dev_size, rng, render_example) + _junk_examples(rng, config.dev_size // 20)
     rng.shuffle(train)
     return train, dev

@@ -11,13 +11,15 @@ from __future__ import annotations
 import random
 import re
 
-from models.datagen.generator import GeneratorConfig, generate, split_templates
+from models.datagen.sampling import GeneratorConfig, generate, split_templates
 from models.datagen.template import Piece, Renderer, join_pieces, parse_template, render
 from models.datagen.zh_templates import ZH_FILLERS, ZH_JUNK, ZH_PREFIXES, ZH_TEMPLATES
 from models.datagen.zh_values import ZhValueRenderers
 from models.example import Example, Span
 
-__all__ = ["render_zh_example", "generate_zh_splits"]
+__all__ = ["TEMPLATES", "render_example", "generate_language_splits"]
+
+TEMPLATES = ZH_TEMPLATES
 
 _QUESTION_END = re.compile(r"(吗|呢|么|有空|空不空|几点|什么时候|哪些|多久)$")
 _PUNCTUATION = "，。？！,?!"
@@ -32,7 +34,7 @@ def _renderers(digits: bool) -> dict[str, Renderer]:
     return {**ZhValueRenderers(digits).table(), "junk": _junk}
 
 
-def render_zh_example(template: str, intent: str, rng: random.Random) -> Example:
+def render_example(template: str, intent: str, rng: random.Random) -> Example:
     pieces: list[Piece] = [(rng.choice(ZH_PREFIXES), None)]
     pieces += render(parse_template(template), rng, _renderers(digits=rng.random() < 0.45))
     if intent == "out_of_scope":  # the times of an alarm or a train ticket are no meeting slots
@@ -91,12 +93,12 @@ def _junk_examples(rng: random.Random, n: int) -> list[Example]:
     return [Example(text=rng.choice(ZH_JUNK), intent="out_of_scope", spans=(), template="junk") for _ in range(n)]
 
 
-def generate_zh_splits(config: GeneratorConfig) -> tuple[list[Example], list[Example]]:
-    """(train, dev): dev uses only the held-out templates; junk text goes to both."""
+def generate_language_splits(config: GeneratorConfig) -> tuple[list[Example], list[Example]]:
+    """(train, dev) in Chinese: dev uses only the held-out templates; junk text goes to both."""
     train_templates, dev_templates = split_templates(config.seed, config.dev_template_fraction, ZH_TEMPLATES)
     rng = random.Random(config.seed + 1)
-    train = generate(train_templates, config.train_size, rng, render_zh_example) + _junk_examples(
+    train = generate(train_templates, config.train_size, rng, render_example) + _junk_examples(
         rng, config.train_size // 20)
-    dev = generate(dev_templates, config.dev_size, rng, render_zh_example) + _junk_examples(rng, config.dev_size // 20)
+    dev = generate(dev_templates, config.dev_size, rng, render_example) + _junk_examples(rng, config.dev_size // 20)
     rng.shuffle(train)
     return train, dev

@@ -165,13 +165,13 @@ class ZhValueRenderers:
 
     # ---- rooms -------------------------------------------------------------------------------------------
     def room(self, rng: random.Random, kind: str) -> list[Piece]:
-        source = _pick(rng, [(6, "zh"), (3, "en"), (1.5, "zh_extra"), (1, "en_extra")])
-        if source == "zh":
+        source = _pick(rng, [(6, "chinese"), (3, "english"), (1.5, "chinese_extra"), (1, "english_extra")])
+        if source == "chinese":
             name = rng.choice([n for names in ZH_ROOMS.values() for n in names])
-        elif source == "zh_extra":
+        elif source == "chinese_extra":
             name = rng.choice(_ZH_EXTRA_ROOMS)
         else:
-            name = rng.choice(list(DIRECTORY_ROOMS) if source == "en" else EXTRA_ROOMS)
+            name = rng.choice(list(DIRECTORY_ROOMS) if source == "english" else EXTRA_ROOMS)
             if rng.random() < 0.3:
                 name = name.lower()
             if rng.random() < 0.7:  # a recognizer sets English words apart in Chinese: "订 Everest 明天"

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from assistant.booking.numbers import words_to_digits
-from assistant.booking.zh_time import has_chinese, parse_zh_duration
+from assistant.language.en.numbers import words_to_digits
 
 __all__ = ["parse_duration"]
 
@@ -21,8 +20,6 @@ def _minutes(amount: float, unit: str) -> float:
 
 
 def parse_duration(text: str) -> timedelta | None:
-    if has_chinese(text):  # "一个半小时"
-        return parse_zh_duration(text)
     lower = text.lower().replace("-", " ")
     lower = re.sub(r"\b(for|about|around|lasting|roughly|full)\b", " ", lower)
     lower = re.sub(r"\s+", " ", lower)

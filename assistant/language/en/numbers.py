@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["word_to_int", "ordinal_to_int", "words_to_digits"]
+__all__ = ["word_to_int", "ordinal_to_int", "words_to_digits", "parse_count"]
 
 _UNITS = {
     "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -58,3 +58,9 @@ def words_to_digits(text: str) -> str:
     """Replace number words with digits ("two hours" -> "2 hours"); leaves "a"/"an" alone."""
     text = _COMPOUND.sub(lambda m: str(word_to_int(m.group(0))), text)
     return _SINGLE.sub(lambda m: str(word_to_int(m.group(0))), text)
+
+
+def parse_count(text: str) -> int | None:
+    """A head count as the NLU tagged it: the first number in digits ("6 people"), else one in words ("six")."""
+    match = re.search(r"\d+", text)
+    return int(match.group(0)) if match else word_to_int(text)

@@ -11,39 +11,11 @@ datetime/zoneinfo.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import Enum
 
-from assistant.booking.numbers import word_to_int
+from assistant.language.en.numbers import word_to_int
+from assistant.language.values import ClockTime, DayPart, Meridiem
 
-__all__ = ["Meridiem", "ClockTime", "parse_clock", "resolve_meridiem", "DayPart", "parse_day_part"]
-
-
-class Meridiem(Enum):
-    AM = "am"
-    PM = "pm"
-
-
-class DayPart(Enum):
-    MORNING = "morning"
-    AFTERNOON = "afternoon"
-    EVENING = "evening"
-
-    @property
-    def meridiem(self) -> Meridiem:
-        return Meridiem.AM if self is DayPart.MORNING else Meridiem.PM
-
-
-@dataclass(frozen=True)
-class ClockTime:
-    hour: int  # 0-23 when `meridiem` is known or the hour is unambiguous (0, 13-23), else 1-12 as said
-    minute: int
-    meridiem: Meridiem | None  # what was said ("pm", "in the afternoon"); None: not said
-    fixed: bool = False  # noon, midnight, 24 h clock: no am/pm question at all
-
-    def to_24h(self, meridiem: Meridiem) -> tuple[int, int]:
-        hour = self.hour % 12 + (12 if meridiem is Meridiem.PM else 0)
-        return hour, self.minute
+__all__ = ["parse_clock", "parse_day_part"]
 
 
 _MERIDIEM = re.compile(r"\s*\b(?:in the )?(a\.?\s?m\.?|p\.?\s?m\.?)(?=\W|$)|(?<=\d)(am|pm|a|p)\b", re.IGNORECASE)
@@ -150,11 +122,7 @@ def _special(text: str) -> ClockTime | None:
 
 def parse_clock(text: str) -> ClockTime | None:
     """One clock time, read in full; None when the text is not one (e.g. "this afternoon" alone: a day part, no
-    clock; "a": one letter is never a time; words left over: not read). Chinese: assistant/booking/zh_time.py."""
-    from assistant.booking.zh_time import has_chinese, parse_zh_clock  # it builds on this module's ClockTime
-
-    if has_chinese(text):
-        return parse_zh_clock(text)
+    clock; "a": one letter is never a time; words left over: not read). Chinese: assistant/language/zh/readers.py."""
     lower = re.sub(r"\s+", " ", text.strip().lower())
     special = _special(re.sub(r"\s+", " ", _FILLER.sub(" ", lower)).strip())
     if special is not None:
@@ -177,12 +145,3 @@ def parse_clock(text: str) -> ClockTime | None:
     if hour == 0 or hour > 12 or named or h_clock or (zero_padded and meridiem is None):
         return ClockTime(hour, minute, None, fixed=True)  # a 24 h clock: no am/pm to guess
     return ClockTime(hour, minute, meridiem)
-
-
-def resolve_meridiem(hour: int, morning_hours: range, afternoon_hours: range) -> Meridiem:
-    """The meridiem to assume for a bare clock hour (defaults: 8-11 morning, 12 and 1-7 afternoon)."""
-    if hour in morning_hours:
-        return Meridiem.AM
-    if hour in afternoon_hours or hour == 12:
-        return Meridiem.PM
-    return Meridiem.AM

@@ -22,10 +22,9 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from assistant.booking.clock import ClockTime, DayPart, Meridiem
-from assistant.booking.dates import ResolvedDate
+from assistant.language.values import ClockTime, DayPart, Meridiem, ResolvedDate
 
-__all__ = ["has_chinese", "zh_number", "parse_zh_date", "parse_zh_clock", "parse_zh_duration", "parse_zh_count"]
+__all__ = ["zh_number", "parse_zh_date", "parse_zh_clock", "parse_zh_duration", "parse_zh_count"]
 
 _NUMERAL = r"[零〇一二两三四五六七八九十百\d]+"
 _WEEKDAYS = "一二三四五六日天"  # 日 and 天 are both Sunday
@@ -34,10 +33,6 @@ _PARTS = (("凌晨", DayPart.MORNING), ("早上", DayPart.MORNING), ("早晨", D
           ("傍晚", DayPart.EVENING), ("晚上", DayPart.EVENING), ("今晚", DayPart.EVENING), ("夜里", DayPart.EVENING))
 # words around a value that say nothing about it ("大概一个小时左右"); 前/后 (before/after) are not among them
 _FILLERS = re.compile(r"大概|左右|差不多|大约|约|一共|总共|共|时长|持续|的|在|个|\s|[，,。]")
-
-
-def has_chinese(text: str) -> bool:
-    return re.search(r"[\u3400-\u4dbf\u4e00-\u9fff]", text) is not None
 
 
 def zh_number(text: str) -> int | None:

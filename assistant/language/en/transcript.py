@@ -7,7 +7,7 @@ is left for the guard to ask about:
 - "Quarterpass 2", "halfpast four": the two words run together ("quarter pass 2", read as past by the clock);
 - "a sink", "the design sink": "sync", the meeting (nobody books a room for a sink), before a word that is no
   plumbing ("sink in Matterhorn", "sink at 4").
-"Half pass four" is read by the clock reader itself (pass as past: assistant/booking/clock.py).
+"Half pass four" is read by the clock reader itself (pass as past: assistant/language/en/clock.py).
 """
 
 from __future__ import annotations

@@ -15,15 +15,15 @@ said with a date must be that date's weekday ("Fri, Sep 20" when the 20th is a M
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from dateutil import parser as dateutil_parser
 
-from assistant.booking.clock import DayPart, parse_day_part
-from assistant.booking.numbers import ordinal_to_int, word_to_int
+from assistant.language.en.clock import parse_day_part
+from assistant.language.en.numbers import ordinal_to_int, word_to_int
+from assistant.language.values import ResolvedDate
 
-__all__ = ["ResolvedDate", "parse_date", "WEEKDAYS"]
+__all__ = ["parse_date", "WEEKDAYS"]
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_RE = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\b")
@@ -34,12 +34,6 @@ _ORDINAL_WORDS = (r"(?:(?:twenty|thirty)[-\s]?)?(?:first|second|third|fourth|fif
                   r"twentieth|thirtieth|\d{1,2}(?:st|nd|rd|th)?")
 _DAY_ONLY = re.compile(rf"^(?:the )?({_ORDINAL_WORDS})$")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-@dataclass(frozen=True)
-class ResolvedDate:
-    day: date
-    part: DayPart | None = None  # "tomorrow morning" -> MORNING
 
 
 def _weekday_index(token: str) -> int:
@@ -250,11 +244,7 @@ def _resolve(core: str, today: date) -> date | None:
 
 
 def parse_date(text: str, today: date) -> ResolvedDate | None:
-    """A date phrase as the NLU tagged it; None when it names no day."""
-    from assistant.booking.zh_time import has_chinese, parse_zh_date  # it builds on this module's ResolvedDate
-
-    if has_chinese(text):
-        return parse_zh_date(text, today)
+    """An English date phrase as the NLU tagged it (or an ISO date); None when it names no day."""
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):  # ISO, as a proposal or a client writes it
         try:
             return ResolvedDate(date.fromisoformat(text.strip()))

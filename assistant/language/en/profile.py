@@ -1,0 +1,75 @@
+"""English: the default language, for every text written in no other language's script."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+
+import jellyfish
+
+from assistant.language.en.clock import parse_clock
+from assistant.language.en.dates import parse_date
+from assistant.language.en.durations import parse_duration
+from assistant.language.en.numbers import parse_count
+from assistant.language.en.replies import REPLIES
+from assistant.language.en.transcript import rewrite
+from assistant.language.profile import DialogueWords, Language, ModelRecipe, NamedRoom, RoomWords, WordProfile
+
+__all__ = ["ENGLISH"]
+
+# Prepositions before a slot, joins, fillers (whisper writes a lone "um" as "M." or "Ah.").
+_WORDS = WordProfile(re.compile(r"[a-z0-9']+"), frozenset({
+    "a", "about", "ah", "an", "and", "around", "at", "between", "book", "but", "by", "can", "cancel", "could", "eh",
+    "er", "erm", "for", "from", "hm", "hmm", "in", "m", "maybe", "mm", "move", "next", "on", "or", "past",
+    "quarter", "reserve", "schedule", "so", "starting", "the", "this", "till", "to", "uh", "uhm", "um", "until",
+    "with",
+}), fillers=frozenset({"ah", "eh", "er", "erm", "hm", "hmm", "m", "mm", "uh", "uhm", "um"}))
+
+# New words that correct what was just said ("actually, make it three", "on Friday instead").
+_HESITATION = r"(?:(?:uh|um|oh|sorry|wait)\W+)*"
+_CORRECTING = r"actually|i mean|make (?:it|that)|rather|no\W+\w"
+_DIALOGUE = DialogueWords(
+    yes=r"^(yes|yeah|yep|yup|sure|ok|okay|please do|do it|go ahead|that works|sounds good)\b",
+    no=r"^(no|nope|nah|never ?mind|don't|do not|forget it)\b",
+    undo=r"^(undo|undo that|cancel that|scratch that|revert( that)?)\W*$",
+    correction=rf"^\W*{_HESITATION}(?:{_CORRECTING}|change (?:it|that) to)|\binstead\W*$",
+    # ... and the same correction inside one utterance, after what it corrects ("at two. Actually, make it three")
+    correction_inside=rf"[,.;!?]\s+(?={_HESITATION}(?:{_CORRECTING})|[\w\s]+\binstead\W*$)",
+    fragment_joins=r"\b(uh|um|er|well|ok|okay|so|and|make|it|actually|the|at|on|in|for|from|until|till|"
+                   r"to|starting|around|about|between|please|thanks|thank|you|then|yeah|no|instead)\b|"
+                   r"[\s,.!?'\-]",
+)
+
+_ROOMS = RoomWords(
+    noise=r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]",
+    # "a room", "any free room", "a meeting", "somewhere"
+    any_room=r"\b(?:a|an|any|some|one|another)\s+(?:[a-z'-]+\s+){0,2}?(?:room|space|meeting|call|session|sync|"
+             r"review|slot|huddle|standup|stand-up|catch-up|interview|demo|workshop|retro|one-on-one)s?\b|"
+             r"\b(?:somewhere|anywhere)\b",
+    spaced=True,
+    # Metaphone: "Dinally" and "Denali" are both TNL; codes are short, so 0.9 is nearly the same code
+    sound_key=jellyfish.metaphone, sound_least=0.9, sound_min_length=2,
+)
+
+
+def _clock_words(moment: datetime) -> str:
+    """A time as said: "3:15 pm"."""
+    minutes = moment.strftime(":%M") if moment.minute else ""
+    return f"{moment.hour % 12 or 12}{minutes} {'am' if moment.hour < 12 else 'pm'}"
+
+
+def _hotwords(rooms: Iterable[NamedRoom]) -> str:
+    return f"Book, reserve, cancel, move. Rooms: {', '.join(room.name for room in rooms)}."
+
+
+ENGLISH = Language(
+    code="en", name="English", script=None, words=_WORDS, dialogue=_DIALOGUE, rooms=_ROOMS, replies=REPLIES,
+    list_separator=", ", sentence_gap=" ",
+    units_per_second=6.0,  # words; fast English speech is about 4
+    read_date=parse_date, read_clock=parse_clock, read_duration=parse_duration, read_count=parse_count,
+    clock_words=_clock_words, date_words=lambda moment: moment.strftime("%a %-d %b"),
+    span_words=lambda start, end: f"{start.strftime('%a %-d %b %H:%M')}-{end.strftime('%H:%M')}",
+    model=ModelRecipe(encoder="minilm", data="models.datagen.generator"),
+    hotwords=_hotwords, rewrite=rewrite,
+)
