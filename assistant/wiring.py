@@ -1,7 +1,7 @@
 """The app, built in one place: settings -> model, backend, parser, store, dialogue, text pipeline; recognizer,
 workers and the voice stream's settings for the server.
 
-`cli.py` parses arguments and hands settings here; nothing else assembles parts. Finding (or, on first use,
+`assistant/cli/` parses arguments and hands settings here; nothing else assembles parts. Finding (or, on first use,
 building) the trained model in the cache is the build side's (models/model_cache.py), imported only when a model
 is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant.booking`) never import `models`.
 """

@@ -115,4 +115,4 @@ def test_serve_refuses_an_unknown_event_loop_before_loading_anything(tmp_path: P
     config.write_text('[serving]\nevent_loop = "trio"\n')
     proc = run_cli("serve", "--config", str(config), "--port", "0")
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
-    assert "[serving] event_loop: event loop must be one of auto, uvloop, asyncio" in proc.stderr.decode()
+    assert "[serving].event_loop: event loop must be one of auto, uvloop, asyncio" in proc.stderr.decode()

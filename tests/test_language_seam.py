@@ -129,3 +129,15 @@ def test_the_checks_catch_what_they_name(source: str, expected: list[str]) -> No
         (["list"] if list(_lists_of_languages(tree)) else []) + \
         [("script" if "range" in what else "han") for _, what in _han_texts(tree)]
     assert found == expected
+
+
+def test_the_registry_needs_nothing_beyond_the_standard_library() -> None:
+    # The model server runs in its own environment (pytriton pins numpy<2) and imports the recognizer, which asks
+    # the registry: the packages the readers and room matching use are imported on first use, not with it.
+    import subprocess
+    import sys
+
+    code = ("import sys; import assistant.language.registry, assistant.asr.whisper; "
+            "print(sorted({'dateutil', 'jellyfish', 'cn2an', 'pypinyin', 'opencc'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

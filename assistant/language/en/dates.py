@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta
 
-from dateutil import parser as dateutil_parser
-
 from assistant.language.en.clock import parse_day_part
 from assistant.language.en.numbers import ordinal_to_int, word_to_int
 from assistant.language.values import ResolvedDate
@@ -122,6 +120,8 @@ def _month_day(text: str, today: date) -> date | None:
     numeric = re.sub(rf"\b({_ORDINAL_WORDS})\b", lambda m: str(ordinal_to_int(m.group(0)) or m.group(0)), text)
     if not re.search(r"\b\d{1,2}\b", numeric):
         return None  # "october" alone names no day (dateutil would say the 1st)
+    from dateutil import parser as dateutil_parser  # on first use: the language registry stays stdlib-only
+
     try:
         default = datetime.combine(today.replace(day=1), time())  # unsaid fields: this month, this year
         parsed_at, skipped = dateutil_parser.parse(numeric, default=default, fuzzy_with_tokens=True)

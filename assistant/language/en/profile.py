@@ -6,8 +6,6 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 
-import jellyfish
-
 from assistant.language.en.clock import parse_clock
 from assistant.language.en.dates import parse_date
 from assistant.language.en.durations import parse_duration
@@ -41,6 +39,12 @@ _DIALOGUE = DialogueWords(
                    r"[\s,.!?'\-]",
 )
 
+def _metaphone(text: str) -> str:
+    import jellyfish  # on first use: the language registry stays stdlib-only (the Triton process imports it)
+
+    return str(jellyfish.metaphone(text))
+
+
 _ROOMS = RoomWords(
     noise=r"\b(the|room|conference|meeting|mount|mt)\b|'s\b|[^\w\s]",
     # "a room", "any free room", "a meeting", "somewhere"
@@ -49,7 +53,7 @@ _ROOMS = RoomWords(
              r"\b(?:somewhere|anywhere)\b",
     spaced=True,
     # Metaphone: "Dinally" and "Denali" are both TNL; codes are short, so 0.9 is nearly the same code
-    sound_key=jellyfish.metaphone, sound_least=0.9, sound_min_length=2,
+    sound_key=_metaphone, sound_least=0.9, sound_min_length=2,
 )
 
 
