@@ -13,7 +13,7 @@ from typing import Any
 
 from assistant.batching import BatchPolicy
 from assistant.errors import ConfigError, SettingError
-from assistant.event_loop import loop_factory
+from assistant.event_loop import EVENT_LOOPS
 from assistant.language.registry import CODES, DEFAULT, known
 from assistant.turn.policy import TurnSettings
 from engines.base import ShapeProfile
@@ -122,10 +122,9 @@ class ServingSettings:
     def __post_init__(self) -> None:
         if min(self.asr_max_batch, self.nlu_max_batch, self.asr_max_queue, self.nlu_max_queue) < 1:
             raise SettingError(None, "asr/nlu max_batch and max_queue are at least 1")
-        try:
-            loop_factory(self.event_loop)  # "uvloop" where it is not installed is refused here too
-        except (ValueError, ImportError) as exc:
-            raise SettingError("event_loop", str(exc)) from None
+        if self.event_loop not in EVENT_LOOPS:  # (whether uvloop is installed is the serve command's to check)
+            raise SettingError("event_loop", f"event loop must be one of {', '.join(EVENT_LOOPS)}, "
+                                             f"not {self.event_loop!r}")
 
     @property
     def asr(self) -> BatchPolicy:

@@ -95,3 +95,21 @@ def test_set_overrides_one_key_for_one_run(tmp_path: Path) -> None:
                          ("limits.max_conections=5", "unknown key"), ("limits.max_connections=many", "expected int")):
         with pytest.raises(ConfigError, match=message):
             load_settings(None, {}, [bad])
+
+
+def test_a_section_refuses_a_bad_value_however_it_is_built() -> None:
+    # in code too, not only from a file: a settings object that exists is a valid one
+    from dataclasses import replace
+
+    from assistant.config import BookingSettings, LimitsSettings, NLUSettings, ServingSettings
+    from assistant.errors import SettingError
+
+    for build, key in ((lambda: replace(LimitsSettings(), max_connections=0), "max_connections"),
+                       (lambda: BookingSettings(morning_hours=[11, 8]), "morning_hours"),
+                       (lambda: NLUSettings(languages=["zh"]), "languages"),
+                       (lambda: NLUSettings(profile_batch=[8, 1, 64]), None),
+                       (lambda: ServingSettings(nlu_max_queue=0), None)):
+        with pytest.raises(SettingError) as refused:
+            build()
+        assert refused.value.key == key
+    assert ServingSettings(asr_max_batch=4).asr.max_batch == 4  # the one batching type, built from [serving]

@@ -1,6 +1,6 @@
 """`assistant` command line: the only place that parses arguments and reads config files and environment.
 
-One module per command group, each adding its commands to the one parser built here: text (parse), models
+One module per command group, each adding its commands to the one parser built here: text (parse), build
 (train, build-onnx, build-engine), serving (serve, model-server, export-triton), clients (send, mic) and bench.
 """
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from assistant.cli import bench, clients, models, serving, text
+from assistant.cli import bench, build, clients, serving, text
 from assistant.errors import AssistantError
 
 __all__ = ["main", "build_parser"]
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one config key, e.g. --set limits.max_connections=512 (repeatable)")
     sub = top.add_subparsers(dest="command", required=True)
-    for group in (text, models, serving, clients, bench):
+    for group in (text, build, serving, clients, bench):
         group.add_commands(sub, common)
     return top
 

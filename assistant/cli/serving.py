@@ -12,11 +12,16 @@ from assistant.errors import ConfigError
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from assistant.event_loop import loop_factory
     from assistant.server.access import Access
     from assistant.server.app import ServerOptions, run_server
     from assistant.wiring import build_voice_server
 
     settings = settings_of(args)
+    try:
+        loop_factory(settings.serving.event_loop)  # "uvloop" where it is not installed: refused before loading
+    except ImportError as exc:
+        raise ConfigError(f"[serving] event_loop: {exc}") from None
     access = Access.configure(settings.access, args.host)  # a non-loopback bind without a token: refused now
     if args.models is not None:
         from engines.triton_client import parse_models_urls
