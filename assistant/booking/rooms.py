@@ -97,6 +97,8 @@ class RoomDirectory:
             for form in (room.name, *room.aliases):
                 squashed = _squash(form) or form.lower()
                 self._forms.append((squashed, room))
+        # per language, the sound key of each name written in it: made on first use (pinyin loads only then), once
+        self._sounds: dict[str, list[tuple[str, Room]]] = {}
 
     @classmethod
     def load(cls, path: Path) -> RoomDirectory:
@@ -169,8 +171,10 @@ class RoomDirectory:
         heard = sounds.sound_key(squashed)
         if len(heard) < sounds.sound_min_length:
             return None
-        scored = [(SequenceMatcher(None, heard, sounds.sound_key(form)).ratio(), room)
-                  for form, room in self._forms if language_of(form) is language]
+        if language.code not in self._sounds:
+            self._sounds[language.code] = [(sounds.sound_key(form), room) for form, room in self._forms
+                                           if language_of(form) is language]
+        scored = [(SequenceMatcher(None, heard, key).ratio(), room) for key, room in self._sounds[language.code]]
         return self._unrivalled(scored, sounds.sound_least, said, spelled) if scored else None
 
     @staticmethod
