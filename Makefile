@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse
+.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -90,6 +90,10 @@ bench-soak: install-test
 bench-soak-abuse: install-test
 	$(VENV)/bin/assistant bench soak --clients 8 --minutes 10 --abuse \
 	  --json docs/benchmarks/soak-abuse-cpu.json --plot docs/benchmarks/soak-abuse-cpu.png
+
+# each booking-store operation, SQLite beside CalDAV (a throwaway Radicale on loopback)
+bench-store: install-test
+	$(VENV)/bin/assistant bench store --rounds 300 --json docs/benchmarks/store.json --plot docs/benchmarks/store.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

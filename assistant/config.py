@@ -18,11 +18,12 @@ from assistant.language.registry import CODES, DEFAULT, known
 from assistant.turn.policy import TurnSettings
 from engines.base import ShapeProfile
 
-__all__ = ["NLUSettings", "BookingSettings", "AudioSettings", "ASRSettings", "ServingSettings", "TurnSettings",
-           "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings", "DEFAULT_CONFIG", "load_settings",
-           "ASR_ENGINES"]
+__all__ = ["NLUSettings", "BookingSettings", "StoreSettings", "STORE_BACKENDS", "AudioSettings", "ASRSettings",
+           "ServingSettings", "TurnSettings", "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings",
+           "DEFAULT_CONFIG", "load_settings", "ASR_ENGINES"]
 
 ASR_ENGINES = ("whisper", "moonshine")
+STORE_BACKENDS = ("sqlite", "caldav")
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 
 
@@ -62,7 +63,7 @@ class NLUSettings:
 
 @dataclass(frozen=True)
 class BookingSettings:
-    store: str = ""  # SQLite file; "" = $XDG_DATA_HOME/voice-assistant/bookings.sqlite
+    store: str = ""  # the older spelling of [store] file
     default_duration_minutes: int = 30
     morning_hours: list[int] = field(default_factory=lambda: [8, 11])  # bare hours read as am (inclusive)
     afternoon_hours: list[int] = field(default_factory=lambda: [1, 7])  # bare hours read as pm (inclusive)
@@ -76,6 +77,30 @@ class BookingSettings:
                 raise SettingError(name, f"must be [first, last] clock hours 1-12, got {hours!r}")
         if not 0 < self.max_hours <= 24:
             raise SettingError("max_hours", f"must be more than 0 and at most 24, got {self.max_hours!r}")
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Where bookings live (docs/booking.md#store). Credentials are never here: a file named here or the
+    environment (ASSISTANT_CALDAV_USER, ASSISTANT_CALDAV_PASSWORD)."""
+
+    backend: str = "sqlite"  # sqlite: a file (the default) | caldav: each room's calendar on a CalDAV server
+    file: str = ""  # SQLite file; "" = $XDG_DATA_HOME/voice-assistant/bookings.sqlite
+    url: str = ""  # CalDAV: where the rooms' calendars are (a room's `calendar` in rooms.toml, else ROOM/)
+    credentials_file: str = ""  # CalDAV: one line USER:PASSWORD (only its owner may read it)
+    timeout_s: float = 5.0  # CalDAV: a request's limit; past it the server counts as down
+    cache_s: float = 2.0  # CalDAV: reads are cached this long (writes check afresh; our writes drop the cache)
+    create_calendars: bool = False  # CalDAV: make a missing room calendar at start (a demo server), else refuse
+
+    def __post_init__(self) -> None:
+        if self.backend not in STORE_BACKENDS:
+            raise SettingError("backend", f"{self.backend!r} is not one of {', '.join(STORE_BACKENDS)}")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise SettingError("url", f"an http:// or https:// URL, got {self.url!r}")
+        if "@" in self.url.split("//", 1)[-1].split("/", 1)[0]:
+            raise SettingError("url", "credentials never go in the URL: use credentials_file or the environment")
+        if self.timeout_s <= 0 or self.cache_s < 0:
+            raise SettingError(None, "timeout_s is more than 0 and cache_s at least 0")
 
 
 @dataclass(frozen=True)
@@ -222,6 +247,7 @@ class Settings:
     timezone: str = ""
     nlu: NLUSettings = field(default_factory=NLUSettings)
     booking: BookingSettings = field(default_factory=BookingSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     audio: AudioSettings = field(default_factory=AudioSettings)
     asr: ASRSettings = field(default_factory=ASRSettings)
     serving: ServingSettings = field(default_factory=ServingSettings)
@@ -281,8 +307,8 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     apply_overrides(data, overrides)
-    unknown = set(data) - {"paths", "nlu", "time", "booking", "audio", "asr", "serving", "turn", "limits", "access",
-                            "model_server"}
+    unknown = set(data) - {"paths", "nlu", "time", "booking", "store", "audio", "asr", "serving", "turn", "limits",
+                            "access", "model_server"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -295,13 +321,14 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     rooms = path.parent / paths.get("rooms", "rooms.toml")
     timezone = data.get("time", {}).get("timezone", "")
     booking: BookingSettings = _section(BookingSettings, data.get("booking", {}), f"{path} [booking]")
-    if booking.store:
-        store_file = Path(booking.store).expanduser()
+    store = _store(data.get("store", {}), booking, path)
+    if store.file:
+        store_file = Path(store.file).expanduser()
     else:
         xdg_data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
         store_file = Path(xdg_data) / "voice-assistant" / "bookings.sqlite"
     return Settings(cache_dir=cache_dir, rooms_file=rooms, store_file=store_file, timezone=timezone,
-                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking,
+                    nlu=_section(NLUSettings, data.get("nlu", {}), f"{path} [nlu]"), booking=booking, store=store,
                     audio=_section(AudioSettings, data.get("audio", {}), f"{path} [audio]"),
                     asr=_section(ASRSettings, data.get("asr", {}), f"{path} [asr]"),
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
@@ -309,6 +336,17 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
                     limits=_section(LimitsSettings, data.get("limits", {}), f"{path} [limits]"),
                     access=_access(data.get("access", {}), path),
                     model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"))
+
+
+def _store(data: Mapping[str, Any], booking: BookingSettings, path: Path) -> StoreSettings:
+    store: StoreSettings = _section(StoreSettings, data, f"{path} [store]")
+    if booking.store:  # the older spelling of [store] file
+        if store.file and store.file != booking.store:
+            raise ConfigError(f"{path}: [booking] store and [store] file name different files; keep [store] file")
+        store = replace(store, file=booking.store)
+    if store.credentials_file and not Path(store.credentials_file).is_absolute():  # relative to the config file
+        store = replace(store, credentials_file=str(path.parent / store.credentials_file))
+    return store
 
 
 def _access(data: Mapping[str, Any], path: Path) -> AccessSettings:

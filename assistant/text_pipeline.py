@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from assistant.booking.dialogue import Dialogue, Reopen
 from assistant.booking.results import Rejected, Result
 from assistant.booking.rooms import Room, RoomDirectory
-from assistant.booking.store import Booking, BookingStore
+from assistant.booking.store import Booking, BookingStore, StoreUnavailable
 from assistant.domain import OUT_OF_SCOPE, Intent
 from assistant.language.words import tail_after
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
@@ -78,6 +78,8 @@ class TurnOutcome:
         record = self.understood.to_dict()
         if self.result is not None:
             record["result"] = self.result.to_dict()
+        elif isinstance(self.failure, StoreUnavailable):
+            record["error"] = {"code": "store_unavailable", "message": f"{self.failure}; nothing was booked"}
         else:
             record["error"] = {"code": "internal", "message": f"{type(self.failure).__name__}: {self.failure}"}
         return record

@@ -8,6 +8,7 @@ is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,7 +25,9 @@ from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.interval import TimePolicy
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.sqlite_store import SqliteStore
+from assistant.booking.store import BookingStore, StoreUnavailable
 from assistant.config import BookingSettings, Settings
+from assistant.errors import ConfigError
 from assistant.language.registry import DEFAULT, get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
@@ -109,11 +112,41 @@ def _time_policy(booking: BookingSettings) -> TimePolicy:
                       timedelta(minutes=booking.default_duration_minutes))
 
 
-def build_store(settings: Settings, store_file: Path | None = None, commit: bool = True) -> SqliteStore:
-    """With commit=False (a dry run) a store file that does not exist yet is not created: an empty in-memory
-    store stands in for it."""
+def build_store(settings: Settings, store_file: Path | None = None, commit: bool = True,
+                rooms: RoomDirectory | None = None) -> BookingStore:
+    """[store] backend's store. SQLite: with commit=False (a dry run) a store file that does not exist yet is not
+    created: an empty in-memory store stands in for it. `store_file` (--store) names a SQLite file."""
+    if settings.store.backend == "caldav":
+        if store_file is not None:
+            raise ConfigError(f"--store {store_file} names a SQLite file, but [store] backend is \"caldav\"")
+        return _caldav_store(settings, rooms or RoomDirectory.load(settings.rooms_file))
     path = store_file or settings.store_file
     return SqliteStore(path if commit or path.exists() else Path(":memory:"))
+
+
+def _caldav_store(settings: Settings, rooms: RoomDirectory) -> BookingStore:
+    """Each room's calendar on the CalDAV server; a missing one is made ([store] create_calendars) or refused at
+    start. A server that does not answer yet is no reason not to start: /healthz says so until it does."""
+    from assistant.booking.caldav_config import calendar_urls, read_credentials
+    from assistant.booking.caldav_store import CalDavStore  # its HTTP stack loads only for this backend
+
+    config = settings.store
+    user, password = read_credentials(config.credentials_file, os.environ)
+    store = CalDavStore(calendar_urls(rooms.rooms, config.url), user, password, timeout_s=config.timeout_s,
+                        cache_s=config.cache_s)
+    try:
+        missing = store.missing_calendars()
+        if missing and config.create_calendars:
+            store.create_calendars(missing)
+            _say("store", f"made the calendars of {', '.join(missing)}")
+        elif missing:
+            store.close()
+            raise ConfigError(f"[store] the CalDAV server has no calendar for {', '.join(missing)}: make them "
+                              f"(or map them in {settings.rooms_file}; create_calendars = true makes them)")
+    except StoreUnavailable as exc:
+        _say("store", f"{exc}: going on; bookings fail with a clear error (and /healthz says so) until it "
+                      "answers")
+    return store
 
 
 def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, commit: bool = True,
@@ -123,7 +156,7 @@ def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, c
     policy = _time_policy(settings.booking)
     rooms = RoomDirectory.load(settings.rooms_file)
     parser = parser or build_language_parser(settings, verbose=verbose)
-    store = build_store(settings, store_file, commit)
+    store = build_store(settings, store_file, commit, rooms)
     dispatcher = Dispatcher(store, rooms, max_length=timedelta(hours=settings.booking.max_hours), policy=policy,
                             owners_only=settings.access.own_bookings_only)
     dialogue = Dialogue(dispatcher, rooms, policy,

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from assistant.bench.radicale import RadicaleServer
+from assistant.booking.rooms import RoomDirectory
 from assistant.config import Settings, load_settings
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
@@ -78,3 +81,18 @@ def own_server(tmp_path: Path, meeting_model: NLUModel) -> Iterator[str]:
     yield url
     proc.terminate()
     proc.wait(30)
+
+
+@pytest.fixture(scope="session")
+def radicale() -> Iterator[RadicaleServer]:
+    """A real CalDAV server (Radicale, its own process) on a free loopback port with a throwaway folder, once per
+    session; each test keeps to calendars of its own (`room_calendars`)."""
+    with RadicaleServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def room_calendars(radicale: RadicaleServer) -> dict[str, str]:
+    """A calendar per room of the default directory, new for this test: room key -> calendar URL."""
+    rooms = RoomDirectory.load(REPO / "configs" / "rooms.toml")
+    return radicale.make_calendars([room.key for room in rooms.rooms], f"t{uuid.uuid4().hex[:10]}-")

@@ -187,3 +187,20 @@ def test_a_reopened_request_is_judged_by_what_it_left_behind() -> None:
     assert judge_request(JUDGED, [("book_meeting", short), ("book_meeting", withdrawn)]) == "asked"
     assert judge_request(JUDGED, [("out_of_scope", {"type": "rejected"}), ("book_meeting", replaced)]) == "exact"
     assert judge_request(JUDGED, []) == "wrong"
+
+
+def test_bench_store_sets_caldav_beside_sqlite_for_every_operation(tmp_path: Path) -> None:
+    out = tmp_path / "store.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "assistant", "bench", "store", "--rounds", "4", "--json", str(out),
+         "--plot", str(tmp_path / "store.png")], capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(out.read_text())
+    from assistant.bench.store import OPERATIONS
+
+    assert set(report["operations"]) == {"sqlite", "caldav"}
+    for operations in report["operations"].values():
+        assert list(operations) == list(OPERATIONS)
+        assert all(s["n"] == 4 and 0 < s["p50_ms"] <= s["p99_ms"] for s in operations.values())
+    assert "CalDAV/SQLite p50" in proc.stdout.decode()
+    assert (tmp_path / "store.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

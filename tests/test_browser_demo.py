@@ -195,3 +195,26 @@ def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(o
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"browser-demo-{chosen}.png"), full_page=True)
         browser.close()
+
+
+def test_the_page_says_plainly_when_the_calendar_server_is_down(tmp_path: Path, meeting_model: NLUModel) -> None:
+    """[store] backend = "caldav" with the calendar server not answering: the spoken request books nothing, and the
+    page says why in words, in the error box and in the day view."""
+    from playwright.sync_api import expect
+
+    from assistant.bench.radicale import RadicaleServer
+    from tests.test_caldav_voice import caldav_env, write_config
+
+    down = RadicaleServer(folder=tmp_path / "radicale")  # never started: its port refuses connections
+    config = write_config(tmp_path / "config", down.home, "")
+    proc, url = spawn_server(None, ["--config", str(config)], env=caldav_env(down), every_language=False)
+    try:
+        with _talking(url, _looped(DATA / "book_everest_tomorrow_9.wav", tmp_path)) as page:
+            expect(page.locator("#error")).to_contain_text("calendar server is not answering", timeout=60_000)
+            expect(page.locator("#error")).to_contain_text("nothing was booked")
+            expect(page.locator("#day")).to_contain_text("not answering")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "browser-demo-calendar-down.png"), full_page=True)
+    finally:
+        proc.terminate()
+        proc.wait(30)

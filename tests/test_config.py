@@ -13,6 +13,7 @@ from assistant.config import (
     LimitsSettings,
     NLUSettings,
     ServingSettings,
+    StoreSettings,
     load_settings,
 )
 from assistant.errors import ConfigError
@@ -21,7 +22,9 @@ from assistant.errors import ConfigError
 def test_default_toml_states_the_code_defaults() -> None:
     data = tomllib.loads(DEFAULT_CONFIG.read_text())
     assert data["nlu"] == asdict(NLUSettings())
-    assert data["booking"] == asdict(BookingSettings())
+    older = {"store"}  # [booking] store: the older spelling of [store] file, left out of the file
+    assert data["booking"] == {k: v for k, v in asdict(BookingSettings()).items() if k not in older}
+    assert data["store"] == asdict(StoreSettings())
     assert data["audio"] == asdict(AudioSettings())
     assert data["asr"] == asdict(ASRSettings())
     assert data["serving"] == asdict(ServingSettings())
@@ -46,6 +49,10 @@ def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
     ("[limits]\naudio_speed = 0.5\n", "audio_speed: at least 1"),
     ("[limits]\nidle_timeout_s = -1\n", "idle_timeout_s: more than 0"),
     ("[access]\nown_bookings_only = 'yes'\n", "expected bool"),
+    ("[store]\nbackend = 'postgres'\n", "backend: 'postgres' is not one of sqlite, caldav"),
+    ("[store]\nurl = 'https://bot:secret@dav.example.com/'\n", "credentials never go in the URL"),
+    ("[store]\nurl = 'dav.example.com'\n", "an http:// or https:// URL"),
+    ("[store]\nfile = 'a.sqlite'\n[booking]\nstore = 'b.sqlite'\n", "name different files"),
 ])
 def test_bad_config_is_explained(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.toml"
@@ -113,3 +120,14 @@ def test_a_section_refuses_a_bad_value_however_it_is_built() -> None:
             build()
         assert refused.value.key == key
     assert ServingSettings(asr_max_batch=4).asr.max_batch == 4  # the one batching type, built from [serving]
+
+
+def test_the_store_file_keeps_its_older_spelling_and_credentials_files_are_found_beside_the_config(
+        tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[booking]\nstore = '/data/rooms.sqlite'\n")
+    assert load_settings(path, {}).store_file == Path("/data/rooms.sqlite")
+    path.write_text("[store]\nbackend = 'caldav'\nurl = 'http://localhost:5232/rooms/'\n"
+                    "credentials_file = 'caldav.secret'\n")
+    store = load_settings(path, {}).store
+    assert (store.backend, store.credentials_file) == ("caldav", str(tmp_path / "caldav.secret"))

@@ -38,9 +38,10 @@ def test_the_runtime_does_not_import_the_build_side(where: str) -> None:
 
 
 def test_only_the_wiring_assembles_the_booking_side() -> None:
-    # the dispatcher, dialogue and SQLite store are put together in one place
-    builders = {str(path.relative_to(REPO)) for path in _files("assistant") if "SqliteStore(" in path.read_text()}
-    assert builders == {"assistant/wiring.py"}
+    # the dispatcher, dialogue and the stores (SQLite, CalDAV) are put together in one place
+    for store in ("SqliteStore(", "CalDavStore("):
+        builders = {str(path.relative_to(REPO)) for path in _files("assistant") if store in path.read_text()}
+        assert builders == {"assistant/wiring.py"}, store
 
 
 def test_the_default_suite_and_ci_run_the_accuracy_bars() -> None:

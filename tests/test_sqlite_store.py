@@ -1,4 +1,6 @@
-"""The SQLite store for real: a file on disk, races between processes, and kill -9 in the middle of writes."""
+"""The SQLite store for real: kill -9 in the middle of writes, files from before owners, and processes opening a
+new file at once. What every store must do (booking, conflicts, races between processes) is in
+test_store_contract.py."""
 
 from __future__ import annotations
 
@@ -10,15 +12,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from assistant.booking.sqlite_store import SqliteStore
-from assistant.booking.store import Booked, Booking, Conflict, NotFound
+from assistant.booking.store import Booked, Booking
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NINE = datetime(2026, 12, 7, 9, 0, tzinfo=BERLIN)
@@ -26,96 +25,6 @@ NINE = datetime(2026, 12, 7, 9, 0, tzinfo=BERLIN)
 
 def meeting(room: str = "everest", start: datetime = NINE, minutes: int = 60, **extra: object) -> Booking:
     return Booking("", room, start, start + timedelta(minutes=minutes), **extra)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(tmp_path / "bookings.sqlite")
-    yield s
-    s.close()
-
-
-def test_book_then_read_back(store: SqliteStore) -> None:
-    outcome = store.book(meeting(title="budget review", attendees=("Priya", "Tom")), "k1")
-    assert isinstance(outcome, Booked) and not outcome.replayed
-    got = store.get(outcome.booking.id)
-    assert got == outcome.booking
-    assert got.start.isoformat() == "2026-12-07T09:00:00+01:00" and got.attendees == ("Priya", "Tom")
-
-
-def test_overlap_is_a_conflict_and_touching_is_not(store: SqliteStore) -> None:
-    first = store.book(meeting(), "a")
-    assert isinstance(first, Booked)
-    clash = store.book(meeting(start=NINE + timedelta(minutes=30)), "b")
-    assert isinstance(clash, Conflict) and clash.clashes == (first.booking,)
-    assert isinstance(store.book(meeting(start=NINE + timedelta(hours=1)), "c"), Booked)  # 10:00 after 9-10
-    assert isinstance(store.book(meeting(room="fuji", start=NINE + timedelta(minutes=30)), "d"), Booked)
-
-
-def test_replaying_a_key_never_books_twice(store: SqliteStore) -> None:
-    first = store.book(meeting(), "same-key")
-    again = store.book(meeting(), "same-key")
-    assert isinstance(again, Booked) and again.replayed and again.booking == first.booking  # type: ignore[union-attr]
-    assert len(store.bookings(NINE - timedelta(days=1), NINE + timedelta(days=1))) == 1
-
-
-def test_cancel_and_reschedule(store: SqliteStore) -> None:
-    booked = store.book(meeting(), "b1")
-    assert isinstance(booked, Booked)
-    other = store.book(meeting(start=NINE + timedelta(hours=2)), "b2")
-    assert isinstance(other, Booked)
-    clash = store.reschedule(booked.booking.id, NINE + timedelta(hours=2), NINE + timedelta(hours=3), "r1")
-    assert isinstance(clash, Conflict)
-    moved = store.reschedule(booked.booking.id, NINE + timedelta(hours=4), NINE + timedelta(hours=5), "r2")
-    assert isinstance(moved, Booked) and moved.booking.start == NINE + timedelta(hours=4)
-    assert isinstance(store.cancel(other.booking.id, "c1"), Booked)
-    assert store.cancel(other.booking.id, "c1").replayed  # type: ignore[union-attr]
-    assert isinstance(store.cancel(other.booking.id, "c2"), NotFound)
-    assert [b.id for b in store.bookings(NINE, NINE + timedelta(days=1))] == [booked.booking.id]
-
-
-def test_replace_undoes_the_first_guess_only_as_the_new_booking_is_made(store: SqliteStore) -> None:
-    first = store.book(meeting("denali"), "k1")
-    assert isinstance(first, Booked)
-    taken = store.book(meeting("everest", NINE + timedelta(minutes=30)), "k2")
-    assert isinstance(taken, Booked)
-    refused = store.replace(first.booking.id, meeting("everest"), "k3")  # Everest is taken then: nothing changes
-    assert isinstance(refused, Conflict) and store.get(first.booking.id) == first.booking
-    assert store.replace("no-such-id", meeting("fuji"), "k4") == NotFound("no-such-id")
-    done = store.replace(first.booking.id, meeting("fuji"), "k5")
-    assert isinstance(done, Booked) and done.booking.room == "fuji" and store.get(first.booking.id) is None
-    # its own slot never conflicts with what replaces it, and a replayed key changes nothing
-    again = store.replace(done.booking.id, meeting("fuji", minutes=90), "k6")
-    assert isinstance(again, Booked) and again.booking.end == NINE + timedelta(minutes=90)
-    assert store.replace(done.booking.id, meeting("fuji", minutes=90), "k6") == Booked(again.booking, replayed=True)
-    assert [b.room for b in store.bookings(NINE, NINE + timedelta(hours=3))] == ["fuji", "everest"]  # by start
-
-
-def test_naive_times_are_refused(store: SqliteStore) -> None:
-    with pytest.raises(ValueError, match="timezone-aware"):
-        store.book(Booking("", "fuji", datetime(2026, 12, 7, 9), datetime(2026, 12, 7, 10)), "n")
-
-
-def _race(path: str, key: str, barrier: multiprocessing.synchronize.Barrier, results: multiprocessing.Queue) -> None:
-    store = SqliteStore(Path(path))
-    barrier.wait()
-    outcome = store.book(meeting(), key)
-    results.put(type(outcome).__name__)
-    store.close()
-
-
-@pytest.mark.parametrize("round_", range(5))
-def test_two_conversations_racing_exactly_one_wins(tmp_path: Path, round_: int) -> None:
-    path = str(tmp_path / "race.sqlite")
-    SqliteStore(Path(path)).close()
-    ctx = multiprocessing.get_context("spawn")
-    barrier, results = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=_race, args=(path, f"conv-{i}", barrier, results)) for i in range(2)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-    assert sorted(results.get(timeout=5) for _ in procs) == ["Booked", "Conflict"]
 
 
 _WRITER = """

@@ -9,7 +9,7 @@ from typing import Any
 
 from assistant.language.registry import DEFAULT
 
-__all__ = ["plot_backend_latency", "plot_e2e", "plot_turns", "plot_soak"]
+__all__ = ["plot_backend_latency", "plot_e2e", "plot_turns", "plot_soak", "plot_store"]
 
 
 def plot_backend_latency(rows: Sequence[dict[str, object]], path: Path, title: str) -> None:
@@ -212,6 +212,35 @@ def plot_soak(samples: Sequence[tuple[float, float]], path: Path, title: str) ->
     ax.set_ylim(0, max([mb for _, mb in samples] or [1.0]) * 1.2)
     ax.grid(alpha=0.3)
     ax.set_title(textwrap.fill(title, 70), fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_store(operations: dict[str, dict[str, dict[str, Any]]], path: Path, title: str) -> None:
+    """Per operation, each backend's p50 bar with a p99 whisker, log scale (CalDAV is HTTP, SQLite a file)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    backends = list(operations)
+    names = list(next(iter(operations.values())))
+    fig, ax = plt.subplots(figsize=(8.5, 3.8))
+    width = 0.8 / len(backends)
+    for i, backend in enumerate(backends):
+        p50 = [float(operations[backend][op]["p50_ms"]) for op in names]
+        p99 = [float(operations[backend][op]["p99_ms"]) for op in names]
+        xs = [x + (i - (len(backends) - 1) / 2) * width for x in range(len(names))]
+        ax.bar(xs, p50, width, label=backend, color=["#4C72B0", "#C44E52", "#55A868"][i % 3])
+        whiskers: list[list[float]] = [[0.0] * len(p50), [b - a for a, b in zip(p50, p99, strict=True)]]
+        ax.errorbar(xs, p50, yerr=whiskers, fmt="none", ecolor="black", capsize=3)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_yscale("log")
+    ax.set_ylabel("ms per operation (p50, whisker p99)")
+    ax.legend()
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

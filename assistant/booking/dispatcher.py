@@ -4,7 +4,8 @@ Dry run (commit=False) never writes: it shows the command that would run, with `
 the reason. With commit=True the store runs it under the request's idempotency key.
 
 Ownership: a booking records who made it (`owner`). With `owners_only`, cancel and move act only on the
-caller's own bookings; a caller with no owner (the local command line, which has the file anyway) may act on any.
+caller's own bookings; a caller with no owner (the local command line, which has the file anyway) may act on any
+but another app's event in a room's calendar (owner OTHER_APP), which no one changes from here.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from assistant.booking.replies import clock, room_list, say, sentences
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Answer, Check, Clarify, Command, Doubt, Offer, Rejected, Result, booking_dict
 from assistant.booking.rooms import MatchKind, Room, RoomDirectory
-from assistant.booking.store import Booked, Booking, BookingStore, Conflict
+from assistant.booking.store import OTHER_APP, Booked, Booking, BookingStore, Conflict
 from assistant.domain import Intent, Slot
 
 __all__ = ["Dispatcher", "question"]
@@ -44,7 +45,10 @@ class Dispatcher:
     owners_only: bool = True  # [access] own_bookings_only
 
     def may_change(self, booking: Booking, owner: str | None) -> bool:
-        """Whether `owner` may cancel or move `booking` (None: a trusted local caller)."""
+        """Whether `owner` may cancel or move `booking` (None: a trusted local caller). Another app's event in a
+        room's calendar is no one's to change here."""
+        if booking.owner == OTHER_APP:
+            return False
         return owner is None or not self.owners_only or booking.owner == owner
 
     def handle(self, request: MeetingRequest, now: datetime, *, commit: bool, key: str,

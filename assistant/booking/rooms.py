@@ -47,6 +47,7 @@ class Room:
     name: str
     aliases: tuple[str, ...]
     seats: int
+    calendar: str = ""  # the CalDAV store's calendar for this room: a URL, or a path under [store] url
 
     @property
     def key(self) -> str:
@@ -110,7 +111,7 @@ class RoomDirectory:
         for i, entry in enumerate(data.get("room", [])):
             try:
                 rooms.append(Room(str(entry["name"]), tuple(str(a) for a in entry.get("aliases", [])),
-                                  int(entry["seats"])))
+                                  int(entry["seats"]), str(entry.get("calendar", ""))))
             except (KeyError, TypeError, ValueError) as exc:
                 raise ConfigError(f"room directory {path}: room #{i + 1} needs a name and seats ({exc})") from exc
         return cls(rooms)

@@ -238,6 +238,9 @@ class SqliteStore:
         assert moved is not None
         return Booked(moved)
 
+    def problem(self) -> str | None:
+        return None  # a local file: what could go wrong (a full disk) fails the command itself, loudly
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

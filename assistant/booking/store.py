@@ -1,7 +1,9 @@
 """The booking store interface: what the dispatcher needs from a calendar, nothing about SQLite.
 
-SQLite (sqlite_store.py) is the embedded default; a CalDAV or HTTP calendar implements the same Protocol.
-Every write carries an idempotency key: replaying a key returns the first outcome and changes nothing.
+SQLite (sqlite_store.py) is the embedded default; CalDAV (caldav_store.py) keeps bookings in the calendars people
+already use. Every write carries an idempotency key: replaying a key returns the first outcome and changes nothing.
+A store that cannot be reached raises StoreUnavailable, having written nothing that stays: the same command can
+simply be sent again.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-__all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome"]
+__all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome", "StoreUnavailable", "OTHER_APP"]
+
+OTHER_APP = "calendar"  # the owner of a booking another app made (a CalDAV event): it blocks time, no one may change it
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,10 @@ class NotFound:
 Outcome = Booked | Conflict | NotFound
 
 
+class StoreUnavailable(Exception):
+    """The store could not be reached (or refused our credentials): nothing was booked, the command may be retried."""
+
+
 class BookingStore(Protocol):
     def book(self, booking: Booking, idempotency_key: str) -> Booked | Conflict: ...
 
@@ -70,5 +78,9 @@ class BookingStore(Protocol):
         ...
 
     def get(self, booking_id: str) -> Booking | None: ...
+
+    def problem(self) -> str | None:
+        """What keeps the store from serving now (for /healthz), or None when it serves."""
+        ...
 
     def close(self) -> None: ...

@@ -118,6 +118,14 @@ def _cmd_bench_turns(args: argparse.Namespace) -> int:
                                                               args.config))
 
 
+def _cmd_bench_store(args: argparse.Namespace) -> int:
+    from assistant.bench.store import StoreBenchOptions, run_store_bench
+
+    if args.rounds < 1:
+        raise ConfigError("--rounds: at least 1")
+    return run_store_bench(settings_of(args), StoreBenchOptions(args.rounds, args.json, args.plot))
+
+
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
     from models.atis import AtisBenchOptions, run_atis_benchmark
 
@@ -253,6 +261,13 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     turns.add_argument("--json", type=Path, help="write the report here")
     turns.add_argument("--plot", type=Path, help="write a PNG of false cutoffs against wait here")
     turns.set_defaults(func=_cmd_bench_turns)
+    store = bench.add_parser("store", parents=[common],
+                             help="each booking-store operation, SQLite beside CalDAV (a Radicale on loopback): "
+                                  "p50/p99 in one run")
+    store.add_argument("--rounds", type=int, default=200, help="book, conflict, move, read the day, cancel: N times")
+    store.add_argument("--json", type=Path, help="write the report here")
+    store.add_argument("--plot", type=Path, help="write a PNG of p50/p99 per operation here")
+    store.set_defaults(func=_cmd_bench_store)
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
     atis.add_argument("--epochs", type=int, default=20)
     atis.add_argument("--json", type=Path, help="write the scores here")

@@ -36,6 +36,7 @@ from websockets.exceptions import ConnectionClosed
 
 from assistant.audio.pcm import TARGET_RATE
 from assistant.audio.stream import StreamConfig, VoiceStream
+from assistant.booking.store import StoreUnavailable
 from assistant.config import LimitsSettings
 from assistant.errors import LimitExceeded, ModelServerUnavailable, ProtocolError
 from assistant.events import (
@@ -384,6 +385,12 @@ class Session:
             log.warning("session %s: utterance %d: %s", self.id, utterance, exc)
             await self.send(ErrorEvent("model_unavailable", f"utterance {utterance} was not processed: the model "
                                                             "server did not come back in time; please say it again"))
+            return
+        if isinstance(exc, StoreUnavailable):  # said plainly: nothing was booked, and it is safe to say it again
+            log.warning("session %s: utterance %d: %s", self.id, utterance, exc)
+            await self.send(ErrorEvent("store_unavailable", f"utterance {utterance} was not carried out: the "
+                                       "calendar server is not answering, so nothing was booked or changed; "
+                                       "please try again in a moment"))
             return
         log.error("session %s: utterance %d failed", self.id, utterance, exc_info=exc)
         await self.send(ErrorEvent("internal", f"utterance {utterance} could not be processed; please say it "

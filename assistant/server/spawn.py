@@ -26,14 +26,15 @@ def _drain(stream: IO[str], echo: bool, log: list[str] | None) -> None:
             log.append(line)
 
 
-def spawn_server(store: Path, extra_args: Sequence[str] = (), echo_log: bool = False,
+def spawn_server(store: Path | None, extra_args: Sequence[str] = (), echo_log: bool = False,
                  log: list[str] | None = None, env: Mapping[str, str] | None = None,
                  every_language: bool = True, timeout_s: float = 600.0) -> tuple[subprocess.Popen[str], str]:
     """The running server process and its ws:// URL, once it listens (models loaded, warm-up done) and, with
     `every_language`, once the languages it makes ready in the background are served too (/healthz says "ok"
     and nothing more). `log` collects the server's log lines after start-up (tests look for tracebacks in it)."""
-    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", "--store", str(store),
-                             *extra_args], stderr=subprocess.PIPE, text=True, env=env)
+    store_args = ["--store", str(store)] if store is not None else []  # None: the config's ([store] backend)
+    proc = subprocess.Popen([sys.executable, "-m", "assistant", "serve", "--port", "0", *store_args, *extra_args],
+                            stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
     said: list[str] = []
     for line in proc.stderr:

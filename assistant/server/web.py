@@ -4,6 +4,7 @@ bookings, Prometheus metrics and a health check. Who may ask, and how (GET and H
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime
@@ -14,6 +15,7 @@ from zoneinfo import ZoneInfo
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from assistant.booking.store import StoreUnavailable
 from assistant.server.batcher import Overloaded
 from assistant.server.metrics import CONTENT_TYPE_LATEST
 from assistant.server.workers import Workers
@@ -95,12 +97,19 @@ def http_routes(workers: Workers) -> Callable[[Request], Awaitable[Response]]:
                 view = await workers.run_nlu(lambda: workers.pipeline.day(day or datetime.now(zone).date(), zone))
             except Overloaded:
                 return plain_response(503, "Service Unavailable", "busy: try again in a moment", Retry_After="1")
+            except StoreUnavailable as exc:
+                return _json(503, "Service Unavailable", {"error": "store_unavailable", "message": str(exc)})
             return _json(200, "OK", _day_json(view))
         if url.path == "/metrics":
             return _response(200, "OK", CONTENT_TYPE_LATEST, workers.metrics.render())
         if url.path == "/healthz":  # serving; then a line per language still being made ready, if any
-            lines = ["ok", *(f"{state.language}: {state.describe()}" for state in workers.builds.pending())]
-            return _response(200, "OK", "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
+            # the store's own probe (a CalDAV server may be down), in a thread: never behind the NLU worker
+            problem = await asyncio.to_thread(workers.pipeline.store.problem)
+            lines = ["ok" if problem is None else "store unavailable",
+                     *(f"{state.language}: {state.describe()}" for state in workers.builds.pending()),
+                     *([f"store: {problem}"] if problem is not None else [])]
+            status = (200, "OK") if problem is None else (503, "Service Unavailable")
+            return _response(*status, "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
         return _response(404, "Not Found", "text/plain; charset=utf-8", b"not found\n")
 
     return route

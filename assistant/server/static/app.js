@@ -211,6 +211,9 @@ function onEvent(socket, event) {
       if (event.code === "unauthorized") {
         if (state.listening) toggle(); // stop: reconnecting without a token would only be refused again
         showError("This server needs an access token: open this page as /#token=YOUR_TOKEN.");
+      } else if (event.code === "store_unavailable") {
+        // the calendar server is down: nothing was booked, and the same request can simply be said again
+        showError(`${event.message.charAt(0).toUpperCase()}${event.message.slice(1)}.`);
       } else if (event.code === "language_unavailable") {
         if (state.listening) toggle(); // e.g. Chinese still being built: its message says how far along
         showError(`${event.message}.`);
@@ -435,7 +438,10 @@ async function loadDay(iso) {
   if (date) query.set("date", date);
   try {
     const response = await fetch(`/api/day?${query}`, TOKEN ? { headers: { Authorization: `Bearer ${TOKEN}` } } : {});
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({})); // a store that is down says so (store_unavailable)
+      throw new Error(body.message || `HTTP ${response.status}`);
+    }
     renderDay(await response.json());
   } catch (error) {
     $("day").textContent = `The bookings could not be loaded (${error.message}).`;
