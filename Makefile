@@ -91,9 +91,11 @@ bench-soak-abuse: install-test
 	$(VENV)/bin/assistant bench soak --clients 8 --minutes 10 --abuse \
 	  --json docs/benchmarks/soak-abuse-cpu.json --plot docs/benchmarks/soak-abuse-cpu.png
 
-# each booking-store operation, SQLite beside CalDAV (a throwaway Radicale on loopback)
+# each booking-store operation, SQLite beside CalDAV (a throwaway Radicale on loopback), then one voice of the
+# spoken corpus through a voice server on each store
 bench-store: install-test
-	$(VENV)/bin/assistant bench store --rounds 300 --json docs/benchmarks/store.json --plot docs/benchmarks/store.png
+	$(VENV)/bin/assistant bench store --rounds 300 --voice hibari \
+	  --json docs/benchmarks/store.json --plot docs/benchmarks/store.png
 
 bench-atis: install-test
 	$(VENV)/bin/assistant bench atis --json docs/benchmarks/atis.json

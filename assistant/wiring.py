@@ -8,7 +8,6 @@ is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -131,7 +130,7 @@ def _caldav_store(settings: Settings, rooms: RoomDirectory) -> BookingStore:
     from assistant.booking.caldav_store import CalDavStore  # its HTTP stack loads only for this backend
 
     config = settings.store
-    user, password = read_credentials(config.credentials_file, os.environ)
+    user, password = read_credentials(config.credentials_file)
     store = CalDavStore(calendar_urls(rooms.rooms, config.url), user, password, timeout_s=config.timeout_s,
                         cache_s=config.cache_s)
     try:

@@ -189,11 +189,13 @@ def test_a_reopened_request_is_judged_by_what_it_left_behind() -> None:
     assert judge_request(JUDGED, []) == "wrong"
 
 
-def test_bench_store_sets_caldav_beside_sqlite_for_every_operation(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("meeting_model")
+def test_bench_store_sets_caldav_beside_sqlite_for_every_operation_and_spoken_request(tmp_path: Path) -> None:
     out = tmp_path / "store.json"
     proc = subprocess.run(
         [sys.executable, "-m", "assistant", "bench", "store", "--rounds", "4", "--json", str(out),
-         "--plot", str(tmp_path / "store.png")], capture_output=True, timeout=300, check=False)
+         "--plot", str(tmp_path / "store.png"), "--voice", "hibari", "--limit", "2"],
+        capture_output=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     report = json.loads(out.read_text())
     from assistant.bench.store import OPERATIONS
@@ -203,4 +205,10 @@ def test_bench_store_sets_caldav_beside_sqlite_for_every_operation(tmp_path: Pat
         assert list(operations) == list(OPERATIONS)
         assert all(s["n"] == 4 and 0 < s["p50_ms"] <= s["p99_ms"] for s in operations.values())
     assert "CalDAV/SQLite p50" in proc.stdout.decode()
+    # the same two spoken requests through a voice server on each store: both heard, and judged the same
+    voice = report["voice_to_action"]
+    assert set(voice) == {"sqlite", "caldav"} and all(v["requests"] == 2 for v in voice.values())
+    assert voice["sqlite"]["latency"]["n"] >= 2 and voice["caldav"]["latency"]["n"] >= 2
+    assert {k: voice["caldav"][k] for k in ("exact", "asked", "wrong_booking")} == \
+        {k: voice["sqlite"][k] for k in ("exact", "asked", "wrong_booking")}
     assert (tmp_path / "store.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -177,7 +177,9 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
                    *(["--set", f"asr.model={json.dumps(options.asr_model)}"] if options.asr_model else []),
                    *(["--set", f"asr.engine={engine}"] if engine else []),
                    *(arg for override in options.overrides for arg in ("--set", override))]
-    store = options.store or scratch / f"bookings-{voice.name}-{engine or 'asr'}.sqlite"
+    store: Path | None = options.store or scratch / f"bookings-{voice.name}-{engine or 'asr'}.sqlite"
+    if load_settings(options.config, os.environ, options.overrides).store.backend != "sqlite":
+        store = None  # the config's store (a CalDAV server's calendars): the server takes no --store file
     server, url = (None, options.url) if options.url else spawn_server(store, config_args)
     idle = _memory_mb(server.pid) if server is not None else {}
     rows, latencies = [], []

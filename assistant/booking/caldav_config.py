@@ -3,6 +3,7 @@ environment or a file of their own, never from the config (a config gets shared,
 
 from __future__ import annotations
 
+import os
 import stat
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -32,7 +33,7 @@ def calendar_urls(rooms: Iterable[Room], base: str) -> dict[str, str]:
     return urls
 
 
-def read_credentials(credentials_file: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+def read_credentials(credentials_file: str, env: Mapping[str, str] = os.environ) -> tuple[str | None, str | None]:
     """(user, password): the environment's when set, else the file's one line `USER:PASSWORD`, else none (a
     server on loopback may need none)."""
     if env.get(USER_VARIABLE) or env.get(PASSWORD_VARIABLE):

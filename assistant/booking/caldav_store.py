@@ -8,9 +8,10 @@ calendar apps; python-caldav's client carries the HTTP (auth, sessions), the req
   query (calendar-query REPORT) made fresh, never from the read cache, before every write.
 - Races (CalDAV has no transactions; two gateways may pass the check at once): each writer writes, then queries
   the range again. Seeing anyone else there, it takes its own write back (If-Match on the ETag it got) and tries
-  again after a random pause, at most `attempts` times; a writer that sees only itself has won. Two writers can
+  again after a pause, at most `attempts` times; a writer that sees only itself has won. Two writers can
   never both win: the later of the two re-checks comes after both writes, so it sees the other's event. Both may
-  step back in one attempt; the random pauses part them, and the next check finds the winner's event (a conflict).
+  step back in one attempt; their pauses part them (the smaller event id goes first, random pauses that double
+  with each attempt part any others), and the next check finds the winner's event (a conflict).
   docs/booking.md#races walks through it.
 - A move (reschedule) rewrites the event with `If-Match` on the ETag read: a change someone made meanwhile makes the
   server refuse, the event is read again and the move applied to what is there now (their change kept).
@@ -228,7 +229,10 @@ class CalDavStore:
         self._forget(outcome.booking.room)
         return outcome
 
-    def _replay(self, key: str) -> Booked | None:
+    def _begin(self, key: str) -> Booked | None:
+        """A write's first step (under the lock): take back what a failed command left, then the outcome this key
+        already had here, if any."""
+        self._tidy()
         done = self._done.get(key)
         return None if done is None else Booked(done.booking, replayed=True)
 
@@ -338,8 +342,7 @@ class CalDavStore:
     def book(self, booking: Booking, idempotency_key: str) -> Booked | Conflict:
         _utc(booking.start), _utc(booking.end)
         with self._lock:
-            self._tidy()
-            replay = self._replay(idempotency_key)
+            replay = self._begin(idempotency_key)
             if replay is not None:
                 return replay
             outcome, _ = self._create(booking, idempotency_key)
@@ -351,42 +354,45 @@ class CalDavStore:
         fetched = self._fetch(booking_id)
         return fetched if fetched is not None and fetched[0].event.ours else None
 
+    def _on_own_event(self, booking_id: str, act: Callable[[_Found, str], Outcome | None]) -> Outcome:
+        """`act` on the assistant's own event as just read; again when it changed meanwhile (`act` gives None)."""
+        for _ in range(self.attempts):
+            fetched = self._ours(booking_id)
+            if fetched is None:
+                return NotFound(booking_id)
+            outcome = act(*fetched)
+            if outcome is not None:
+                return outcome
+        raise StoreUnavailable(f"the event of booking {booking_id} keeps changing; try again")
+
     def cancel(self, booking_id: str, idempotency_key: str) -> Booked | NotFound:
+        def delete(found: _Found, _: str) -> Outcome | None:
+            if not self._delete(found.href, found.etag):
+                return None
+            self._where.pop(booking_id, None)
+            return self._remember(idempotency_key, Booked(found.event.booking))
+
         with self._lock:
-            self._tidy()
-            replay = self._replay(idempotency_key)
+            replay = self._begin(idempotency_key)
             if replay is not None:
                 return replay
-            for _ in range(self.attempts):
-                fetched = self._ours(booking_id)
-                if fetched is None:
-                    return NotFound(booking_id)
-                found = fetched[0]
-                if self._delete(found.href, found.etag):
-                    self._where.pop(booking_id, None)
-                    return self._remember(idempotency_key, Booked(found.event.booking))
-            raise StoreUnavailable(f"the event {found.href} keeps changing; try again")
+            outcome = self._on_own_event(booking_id, delete)
+            assert not isinstance(outcome, Conflict)
+            return outcome
 
     def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str, *,
                    title: str | None = None, attendees: Sequence[str] | None = None) -> Outcome:
+        def move(found: _Found, text: str) -> Outcome | None:
+            if idempotency_key in found.event.keys:  # this move went through before its reply was lost
+                return Booked(found.event.booking, replayed=True)
+            moved = changed_event(text, idempotency_key, start, end, title, attendees)
+            outcome = self._move(found, text, moved, idempotency_key, start, end)
+            return None if isinstance(outcome, NotFound) else outcome  # NotFound: changed since it was read
+
         _utc(start), _utc(end)
         with self._lock:
-            self._tidy()
-            replay = self._replay(idempotency_key)
-            if replay is not None:
-                return replay
-            for _ in range(self.attempts):
-                fetched = self._ours(booking_id)
-                if fetched is None:
-                    return NotFound(booking_id)
-                found, text = fetched
-                if idempotency_key in found.event.keys:
-                    return Booked(found.event.booking, replayed=True)
-                moved = changed_event(text, idempotency_key, start, end, title, attendees)
-                outcome = self._move(found, text, moved, idempotency_key, start, end)
-                if not isinstance(outcome, NotFound):  # NotFound: changed since it was read; read it again
-                    return outcome
-            raise StoreUnavailable(f"the event {found.href} keeps changing; try again")
+            replay = self._begin(idempotency_key)
+            return replay if replay is not None else self._on_own_event(booking_id, move)
 
     def _move(self, found: _Found, old: str, moved: str, key: str, start: datetime, end: datetime) -> Outcome:
         room = found.event.booking.room
@@ -410,8 +416,7 @@ class CalDavStore:
     def replace(self, booking_id: str, booking: Booking, idempotency_key: str) -> Outcome:
         _utc(booking.start), _utc(booking.end)
         with self._lock:
-            self._tidy()
-            replay = self._replay(idempotency_key)
+            replay = self._begin(idempotency_key)
             if replay is not None:
                 return replay
             fetched = self._ours(booking_id)

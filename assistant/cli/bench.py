@@ -123,7 +123,8 @@ def _cmd_bench_store(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise ConfigError("--rounds: at least 1")
-    return run_store_bench(settings_of(args), StoreBenchOptions(args.rounds, args.json, args.plot))
+    return run_store_bench(settings_of(args), StoreBenchOptions(args.rounds, args.json, args.plot, args.voice,
+                                                                args.corpus, args.limit))
 
 
 def _cmd_bench_atis(args: argparse.Namespace) -> int:
@@ -267,6 +268,10 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     store.add_argument("--rounds", type=int, default=200, help="book, conflict, move, read the day, cancel: N times")
     store.add_argument("--json", type=Path, help="write the report here")
     store.add_argument("--plot", type=Path, help="write a PNG of p50/p99 per operation here")
+    store.add_argument("--voice", help="also run this voice of the spoken corpus through a voice server on each "
+                                       "store (voice-to-action side by side), e.g. hibari")
+    store.add_argument("--corpus", type=Path, default=corpus, help="the spoken corpus (with --voice)")
+    store.add_argument("--limit", type=int, help="with --voice: the first N requests only")
     store.set_defaults(func=_cmd_bench_store)
     atis = bench.add_parser("atis", help="train the same architecture on ATIS and score its test split")
     atis.add_argument("--epochs", type=int, default=20)
