@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -289,3 +290,30 @@ def test_health_probe_never_waits_behind_a_slow_write(store: CalDavStore) -> Non
         probe.start()
         probe.join(5)
         assert answer == [None]
+
+
+def test_the_wiring_refuses_missing_room_calendars_makes_them_when_asked_and_refuses_a_sqlite_file(
+        radicale: RadicaleServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from assistant.config import StoreSettings, load_settings
+    from assistant.wiring import build_store
+
+    monkeypatch.setenv("ASSISTANT_CALDAV_USER", radicale.username)
+    monkeypatch.setenv("ASSISTANT_CALDAV_PASSWORD", radicale.password)
+    rooms = tmp_path / "rooms.toml"
+    space = f"w{uuid.uuid4().hex[:8]}-"  # calendars no other test made
+    rooms.write_text(f'[[room]]\nname = "Everest"\nseats = 12\ncalendar = "{space}everest/"\n'
+                     f'[[room]]\nname = "Fuji"\nseats = 4\ncalendar = "{space}fuji/"\n')
+    base = load_settings(None, {})
+    settings = replace(base, rooms_file=rooms, store=StoreSettings(backend="caldav", url=radicale.home))
+    with pytest.raises(ConfigError, match="no calendar for everest, fuji"):
+        build_store(settings)
+    store = build_store(replace(settings, store=replace(settings.store, create_calendars=True)))
+    assert isinstance(store.book(meeting(room="fuji"), "k1"), Booked)
+    store.close()
+    again = build_store(settings)  # the calendars are there now: no refusal
+    assert again.bookings(NINE, NINE + timedelta(hours=1), "fuji") != []
+    again.close()
+    with pytest.raises(ConfigError, match="names a SQLite file"):
+        build_store(settings, tmp_path / "bookings.sqlite")
