@@ -6,6 +6,7 @@ file, with `--set`, or with `dataclasses.replace` in code. Loading names the fil
 from __future__ import annotations
 
 import tomllib
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -97,7 +98,7 @@ class StoreSettings:
             raise SettingError("backend", f"{self.backend!r} is not one of {', '.join(STORE_BACKENDS)}")
         if self.url and not self.url.startswith(("http://", "https://")):
             raise SettingError("url", f"an http:// or https:// URL, got {self.url!r}")
-        if "@" in self.url.split("//", 1)[-1].split("/", 1)[0]:
+        if urllib.parse.urlsplit(self.url).username is not None:
             raise SettingError("url", "credentials never go in the URL: use credentials_file or the environment")
         if self.timeout_s <= 0 or self.cache_s < 0:
             raise SettingError(None, "timeout_s is more than 0 and cache_s at least 0")

@@ -45,7 +45,7 @@ from caldav.davclient import DAVClient
 from caldav.lib import error as dav_error
 
 from assistant.booking.calendar_events import CalendarEvent, changed_event, event_text, read_event, read_events
-from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome, StoreUnavailable
+from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome, StoreUnavailable, check_aware
 from assistant.errors import ConfigError
 
 __all__ = ["CalDavStore"]
@@ -80,8 +80,7 @@ class _Found:
 
 
 def _utc(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        raise ValueError("booking times must be timezone-aware")
+    check_aware(moment)
     return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
@@ -264,7 +263,7 @@ class CalDavStore:
         return found
 
     def bookings(self, start: datetime, end: datetime, room: str | None = None) -> Sequence[Booking]:
-        _utc(start), _utc(end)
+        check_aware(start, end)
         rooms = [room] if room is not None else list(self._calendars)
         with self._lock:
             found = [f.event.booking for r in rooms if r in self._calendars for f in self._cached(r, start, end)]
@@ -340,7 +339,7 @@ class CalDavStore:
         return Booked(made), href
 
     def book(self, booking: Booking, idempotency_key: str) -> Booked | Conflict:
-        _utc(booking.start), _utc(booking.end)
+        check_aware(booking.start, booking.end)
         with self._lock:
             replay = self._begin(idempotency_key)
             if replay is not None:
@@ -389,7 +388,7 @@ class CalDavStore:
             outcome = self._move(found, text, moved, idempotency_key, start, end)
             return None if isinstance(outcome, NotFound) else outcome  # NotFound: changed since it was read
 
-        _utc(start), _utc(end)
+        check_aware(start, end)
         with self._lock:
             replay = self._begin(idempotency_key)
             return replay if replay is not None else self._on_own_event(booking_id, move)
@@ -414,7 +413,7 @@ class CalDavStore:
         return self._remember(key, Booked(read_event(moved, room).booking))
 
     def replace(self, booking_id: str, booking: Booking, idempotency_key: str) -> Outcome:
-        _utc(booking.start), _utc(booking.end)
+        check_aware(booking.start, booking.end)
         with self._lock:
             replay = self._begin(idempotency_key)
             if replay is not None:

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 import icalendar
 import recurring_ical_events
 
-from assistant.booking.store import OTHER_APP, Booking
+from assistant.booking.store import OTHER_APP, Booking, check_aware
 
 __all__ = ["CalendarEvent", "event_text", "read_event", "read_events", "changed_event", "X_ROOM", "X_COMMAND"]
 
@@ -47,8 +47,7 @@ class CalendarEvent:
 
 def _when(moment: datetime) -> datetime:
     """A zone iCalendar can name (TZID) stays; a bare offset becomes UTC (there is no TZID for "+01:00")."""
-    if moment.tzinfo is None:
-        raise ValueError("booking times must be timezone-aware")
+    check_aware(moment)
     return moment if isinstance(moment.tzinfo, ZoneInfo) else moment.astimezone(UTC)
 
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome
+from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome, check_aware
 
 __all__ = ["SqliteStore"]
 
@@ -54,8 +54,7 @@ CREATE TABLE IF NOT EXISTS commands (
 
 
 def _epoch(moment: datetime) -> int:
-    if moment.tzinfo is None:
-        raise ValueError("booking times must be timezone-aware")
+    check_aware(moment)
     return int(moment.timestamp())
 
 

@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-__all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome", "StoreUnavailable", "OTHER_APP"]
+__all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome", "StoreUnavailable", "OTHER_APP",
+           "check_aware"]
 
 OTHER_APP = "calendar"  # the owner of a booking another app made (a CalDAV event): it blocks time, no one may change it
+
+
+def check_aware(*moments: datetime) -> None:
+    """Refuse (ValueError) a time without a zone: every store compares instants, and a naive time is none."""
+    if any(moment.tzinfo is None for moment in moments):
+        raise ValueError("booking times must be timezone-aware")
 
 
 @dataclass(frozen=True)
