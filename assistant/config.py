@@ -123,6 +123,7 @@ class ASRSettings:
     device: str = "cpu"
     compute_type: str = "int8"
     beam_size: int = 1
+    hypotheses: int = 4  # readings of a final or a read that understanding chooses from (1: the greedy text alone)
     hotwords: bool = True  # prime the recognizer with the room names and the domain's verbs
     chinese_model: str = "base"  # multilingual Whisper for sessions that speak Chinese ([nlu] languages has "zh")
 
@@ -131,6 +132,8 @@ class ASRSettings:
             raise SettingError("engine", f"{self.engine!r} is not one of {', '.join(ASR_ENGINES)}")
         if self.engine == "moonshine" and self.device != "cpu":
             raise SettingError(None, "engine \"moonshine\" runs on the CPU (device = \"cpu\"); on a GPU use whisper")
+        if isinstance(self.hypotheses, bool) or not isinstance(self.hypotheses, int) or not 1 <= self.hypotheses <= 8:
+            raise SettingError("hypotheses", f"{self.hypotheses!r} is not a whole number from 1 to 8")
 
 
 @dataclass(frozen=True)

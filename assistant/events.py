@@ -193,6 +193,9 @@ class IntentEvent(ServerEvent):
     intent: str
     confidence: float
     slots: list[dict[str, Any]] = field(default_factory=list)
+    # the words understood, which the slots' offsets index: the transcript, or another of the recognizer's
+    # readings of the same audio that understanding chose (assistant/nlu/nbest.py)
+    text: str = ""
 
 
 @dataclass(frozen=True)

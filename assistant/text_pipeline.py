@@ -16,12 +16,14 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from assistant.asr.hypotheses import Hypothesis, alternatives_of, score_of
 from assistant.booking.dialogue import Dialogue, Reopen
 from assistant.booking.results import Rejected, Result
 from assistant.booking.rooms import Room, RoomDirectory
 from assistant.booking.store import Booking, BookingStore, StoreUnavailable
-from assistant.domain import OUT_OF_SCOPE, Intent
+from assistant.domain import OUT_OF_SCOPE, Intent, Slot
 from assistant.language.words import tail_after
+from assistant.nlu.nbest import Candidate, choose
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, SlotValue, Understanding
 from assistant.nlu.routing import LanguageRoutedParser
 from engines.base import BackendInfo
@@ -42,6 +44,11 @@ class Turn:
     reopens: bool = False
     tail: str = ""
     owner: str | None = None  # who speaks (a token's identity or the conversation): owns what it books; None: local
+    # Speech: the recognizer's other readings (text, score), best first, and the score of `text`; understanding
+    # chooses among them all (assistant/nlu/nbest.py). A spoken time is also held to what people say (the guard).
+    alternatives: tuple[Hypothesis, ...] = ()
+    score: float = 0.0
+    spoken: bool = False
 
 
 def spoken_turn(text: str, conversation: str, now: datetime, earlier: str | None, *, preview: bool = False,
@@ -49,7 +56,8 @@ def spoken_turn(text: str, conversation: str, now: datetime, earlier: str | None
     """A turn of speech; `earlier`: the words of the turn it reopens (None: it reopens none), so it carries the
     words it adds to them. The session and `bench turns` make their turns here alike."""
     return Turn(text, conversation, now, preview=preview, reopens=bool(earlier),
-                tail=tail_after(earlier, text) if earlier else "", owner=owner)
+                tail=tail_after(earlier, text) if earlier else "", owner=owner, alternatives=alternatives_of(text),
+                score=score_of(text), spoken=True)
 
 
 @dataclass(frozen=True)
@@ -112,18 +120,36 @@ class TextPipeline:
         # A turn that reopens the last one is also read by its new words alone, in the same model call: whether they
         # are a request of their own ("... and cancel my 3 pm") or a part of the one they continue ("until four").
         tails = {i: t.tail for i, t in enumerate(turns) if t.reopens and t.tail}
-        parsed = self.parser.parse_many([t.text for t in turns] + list(tails.values()))
-        alone = dict(zip(tails, parsed[len(turns):], strict=True))
-        return [self._act(turn, understood, commit, alone.get(i))
-                for i, (turn, understood) in enumerate(zip(turns, parsed[: len(turns)], strict=True))]
+        # ... and each recognizer reading of a turn (its n-best) too, for understanding to choose from
+        others = {i: t.alternatives for i, t in enumerate(turns) if t.alternatives}
+        texts = [t.text for t in turns] + list(tails.values()) + [text for alts in others.values() for text, _ in alts]
+        parsed = self.parser.parse_many(texts)
+        alone = dict(zip(tails, parsed[len(turns):len(turns) + len(tails)], strict=True))
+        readings = iter(parsed[len(turns) + len(tails):])
+        outcomes = []
+        for i, (turn, understood) in enumerate(zip(turns, parsed[: len(turns)], strict=True)):
+            doubtful: tuple[Slot, ...] = ()
+            if i in others:
+                candidates = [Candidate(turn.text, turn.score, understood)] + [
+                    Candidate(text, score, next(readings)) for text, score in others[i]]
+                choice = choose(candidates, self._room_id)
+                turn = replace(turn, text=candidates[choice.index].text) if choice.index else turn
+                understood, doubtful = candidates[choice.index].understood, choice.doubtful
+            outcomes.append(self._act(turn, understood, commit, alone.get(i), doubtful))
+        return outcomes
+
+    def _room_id(self, said: str) -> str | None:
+        match = self.rooms.match(said)
+        return match.room.key if match is not None and match.sure else None
 
     def _act(self, turn: Turn, understood: Understanding | ParseFailure, commit: bool,
-             tail: Understanding | ParseFailure | None = None) -> TurnOutcome:
+             tail: Understanding | ParseFailure | None = None, doubtful: tuple[Slot, ...] = ()) -> TurnOutcome:
         if isinstance(understood, ParseFailure):
             return TurnOutcome(turn, understood, Rejected(understood.message))
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
         guess = understood.guess
-        unsure = False
+        # another reading of the recognizer, about as likely, names another room or time: proposed, not booked
+        unsure = bool(doubtful) and intent == Intent.BOOK_MEETING
         reopen = None
         if turn.reopens:
             reopen = Reopen(turn.tail) if not isinstance(tail, Understanding) else \
@@ -143,10 +169,12 @@ class TextPipeline:
             if turn.preview:
                 with self.dialogue.snapshot(turn.conversation):
                     result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                                commit=False, unsure=unsure, owner=turn.owner, reopen=reopen)
+                                                commit=False, unsure=unsure, owner=turn.owner, reopen=reopen,
+                                                spoken=turn.spoken)
             else:
                 result = self.dialogue.turn(turn.conversation, understood.text, intent, slots, turn.now,
-                                            commit=commit, unsure=unsure, owner=turn.owner, reopen=reopen)
+                                            commit=commit, unsure=unsure, owner=turn.owner, reopen=reopen,
+                                            spoken=turn.spoken)
         except Exception as exc:  # noqa: BLE001 - this turn fails; the batch's other turns go on
             return TurnOutcome(turn, understood, None, exc)
         return TurnOutcome(turn, understood, result)

@@ -213,8 +213,9 @@ def build_recognizer(settings: Settings, asr_model: str | None = None) -> Whispe
         reexec_with_cublas12_links(settings.cache_dir)
     model = asr_model or asr.model
     recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size,
-                                   recognizer_hotwords(settings))
-    _say("asr", f"faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size})")
+                                   recognizer_hotwords(settings), hypotheses=asr.hypotheses)
+    _say("asr", f"faster-whisper {model} ({asr.device}, {asr.compute_type}, beam {asr.beam_size}, "
+                f"{asr.hypotheses} hypotheses for finals and reads)")
     recognizer.warm_up()
     return recognizer
 

@@ -20,6 +20,7 @@ from assistant.language.registry import DEFAULT, LANGUAGES, get
 from assistant.nlu.model_folder import NLUModel, load_model
 from models.datagen.sampling import GeneratorConfig
 from models.encoders import ENCODERS
+from models.heard.corpus import corpus_digest
 from models.train_config import TrainConfig
 
 __all__ = ["RECIPE_VERSION", "RECIPE_SOURCES", "language_recipe", "model_key", "ensure_meeting_model",
@@ -32,6 +33,7 @@ _REPO = Path(__file__).resolve().parents[1]
 # the accuracy gate that decides whether the INT8 file is kept.
 RECIPE_SOURCES = ("models/datagen/*.py", "models/train.py", "models/train_config.py", "models/export.py",
                   "models/quantize.py", "models/accuracy_gate.py", "models/recipe.py", "engines/torch_joint.py",
+                  "models/heard/corpus.py",  # which rows of the heard corpus training reads (the file: "heard")
                   "assistant/nlu/tokenizer.py", "assistant/nlu/bio.py",  # words and tags: what each token learns
                   "assistant/language/script.py")  # the characters the tokenizer reads one a token
 
@@ -64,7 +66,7 @@ def model_key(generator: GeneratorConfig, training: TrainConfig) -> str:
     language = get(generator.language).model
     recipe = {"recipe": RECIPE_VERSION, "generator": asdict(generator), "training": asdict(training),
               "encoder": ENCODERS[language.encoder].version(), "language": asdict(language),
-              "sources": _recipe_digest(generator.language)}
+              "sources": _recipe_digest(generator.language), "heard": corpus_digest(generator.language)}
     return "meeting-" + hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -31,6 +31,7 @@ from models.datagen.splits import GeneratorConfig, generate_splits
 from models.encoder import encoder_dir
 from models.encoders import ENCODERS
 from models.export import export_onnx, max_abs_difference
+from models.heard.corpus import corpus_summary, heard_examples
 from models.quantize import MAX_FLOAT_LAYERS, most_changing_layers, quantize_int8
 from models.train import Feature, evaluate, featurize, torch_runner, train_joint_model
 from models.train_config import TrainConfig
@@ -99,8 +100,14 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
 
     _say(f"generating {generator.train_size} training and {generator.dev_size} dev requests (seed {generator.seed})")
     train, dev = generate_splits(generator)
-    train_features = featurize(train, tokenizer, training.max_tokens)
+    # what the recognizers wrote for requests of the training templates (models/heard): the model learns to read
+    # "at 1034", "Booked in Ollie" and "sixteen thirty" as well as typed text
+    heard, heard_dev = heard_examples(generator.language), heard_examples(generator.language, "dev")
+    if heard:
+        _say(f"with {len(heard)} recognized requests of the heard corpus ({len(heard_dev)} more for dev)")
+    train_features = featurize(train + heard, tokenizer, training.max_tokens)
     dev_features = featurize(dev, tokenizer, training.max_tokens)
+    heard_dev_features = featurize(heard_dev, tokenizer, training.max_tokens)
     seconds["generating"] = time.monotonic() - started
 
     _say(f"training on {len(train_features)} requests, {training.epochs} epochs (CPU)")
@@ -126,6 +133,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     fp32_scores = evaluate(OnnxRuntimeBackend(files, BackendOptions("fp32")).run, dev_features, tokenizer, labels)
     int8_scores, int8_ok, float_layers = _int8(out_dir, files, generator, training, tokenizer, labels,
                                                dev_features, fp32_scores.as_dict(), report)
+    heard_scores = _heard_dev(out_dir, files, int8_ok, heard_dev_features, tokenizer, labels)
 
     manifest = {
         "key": key,
@@ -138,6 +146,10 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
         "dev_requests": len(dev_features),
         "dev": {"torch_fp32": torch_scores.as_dict(), "onnx_fp32": fp32_scores.as_dict(),
                 "onnx_int8": int8_scores.as_dict()},
+        # what it was trained on besides the generated text: voices, recognizers, counts (None: no heard corpus)
+        "heard": corpus_summary(generator.language),
+        "heard_train_requests": len(heard),
+        "heard_dev": heard_scores,
         "int8_kept": int8_ok,
         "int8_float_layers": list(float_layers),
         "int8_max_drop_points": MAX_DROP_POINTS,
@@ -150,6 +162,20 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
     _say(f"done in {manifest['build_seconds']} s")
+
+
+def _heard_dev(out_dir: Path, files: JointModelFiles, int8_kept: bool, features: list[Feature],
+               tokenizer: WordPieceTokenizer, labels: LabelSet) -> dict[str, Any] | None:
+    """The served file's scores on recognizer text of held-out templates (the heard corpus's dev rows)."""
+    if not features:
+        return None
+    path = out_dir / ("model.int8.onnx" if int8_kept else "model.onnx")
+    served = JointModelFiles(path, path if int8_kept else None, files.torch_weights, files.encoder_config,
+                             files.num_intents, files.num_slot_labels)
+    scores = evaluate(OnnxRuntimeBackend(served, BackendOptions("int8" if int8_kept else "fp32")).run, features,
+                      tokenizer, labels)
+    _say(f"heard dev (recognizer text, held-out templates), {path.name}: {scores.line()}")
+    return {"file": path.name, "requests": len(features), **scores.as_dict()}
 
 
 def _int8(out_dir: Path, files: JointModelFiles, generator: GeneratorConfig, training: TrainConfig,

@@ -212,3 +212,28 @@ def test_bench_store_sets_caldav_beside_sqlite_for_every_operation_and_spoken_re
     assert {k: voice["caldav"][k] for k in ("exact", "asked", "wrong_booking")} == \
         {k: voice["sqlite"][k] for k in ("exact", "asked", "wrong_booking")}
     assert (tmp_path / "store.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_forwarded_args_leave_out_this_runs_outputs_and_name_files_absolutely(tmp_path: Path) -> None:
+    from assistant.bench.before import forwarded_args
+
+    args = ["--voices", "hibari", "--before", "/tmp/x", "--json", "a.json", "--plot=b.png", "--corpus", "tests/data",
+            "--set", 'nlu.languages=["en"]', "--config=configs/default.toml"]
+    assert forwarded_args(args) == ["--voices", "hibari", "--corpus", str(Path("tests/data").resolve()), "--set",
+                                    'nlu.languages=["en"]', "--config", str(Path("configs/default.toml").resolve())]
+
+
+def test_bench_turns_runs_the_code_before_in_the_same_run(tmp_path: Path) -> None:
+    """--before CHECKOUT runs the same benchmark there first and keeps its report; this checkout stands in for the
+    code before (a worktree of an older commit in real use)."""
+    out = tmp_path / "turns.json"
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "assistant", "bench", "turns", "--limit", "1", "--no-plain",
+                           "--policies", "hangover-300", "--before", str(repo), "--json", str(out)],
+                          capture_output=True, timeout=600, check=False, text=True)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    before = report["before"]
+    assert before["checkout"] == str(repo) and [p["policy"] for p in before["points"]] == ["hangover-300"]
+    assert before["points"][0]["turns"] == report["points"][0]["turns"] == 1
+    assert "before: hangover-300" in proc.stdout

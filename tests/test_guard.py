@@ -172,3 +172,37 @@ def test_a_teen_length_said_again_stands(dialogue: Dialogue) -> None:
 def test_other_lengths_are_not_asked_about(dialogue: Dialogue, length: str) -> None:
     result = book(dialogue, f"book everest tomorrow at 9am for {length}", [("start_time", "9am"), ("duration", length)])
     assert isinstance(result, Command) and result.committed, result
+
+
+# Spoken times whose minutes nobody says: (the words heard, the time slot's words, the reading offered)
+ODD_MINUTES = [
+    ("book everest tomorrow at 1034 for 45 minutes", [("start_time", "1034"), ("duration", "45 minutes")], "10:30 am"),
+    ("book everest tomorrow at 10:34 for an hour", [("start_time", "10:34"), ("duration", "an hour")], "10:35 am"),
+    ("book everest tomorrow from 9 to 1017", [("start_time", "9"), ("end_time", "1017")], None),
+]
+
+
+@pytest.mark.parametrize(("text", "slots", "offered"), ODD_MINUTES, ids=["run-together", "odd", "end"])
+def test_spoken_minutes_nobody_says_are_asked_typed_ones_booked(tmp_path: Path, text: str,
+                                                                 slots: list[tuple[str, str]],
+                                                                 offered: str | None) -> None:
+    store = SqliteStore(tmp_path / "bookings.sqlite")
+    try:
+        dialogue = Dialogue(Dispatcher(store, ROOMS), ROOMS)
+        said = [("room", "Everest"), ("date", "tomorrow"), *slots]
+        heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=True, spoken=True)
+        assert_valid_result(heard.to_dict())
+        assert isinstance(heard, Clarify), heard
+        assert heard.doubt is not None and heard.doubt.check == "odd_minutes"
+        assert f'"{slots[-1][1] if offered is None else slots[0][1]}"' in heard.question
+        assert store.bookings(NOW, NOW + timedelta(days=3)) == []  # never a booking
+        if offered is not None:
+            assert f"Did you mean {offered}?" in heard.question
+            booked = dialogue.turn("spoken", "yes", "out_of_scope", [], NOW, commit=True, spoken=True)
+            assert isinstance(booked, Command) and booked.committed
+            assert booked.start.strftime("%H:%M") == offered[:5].rjust(5, "0")
+        elsewhere = [("room", "Denali"), *said[1:]]  # (Everest is taken at that time now)
+        typed = dialogue.turn("typed", text.replace("everest", "denali"), "book_meeting", elsewhere, NOW, commit=True)
+        assert isinstance(typed, Command) and typed.committed, typed  # typed minutes are meant
+    finally:
+        store.close()

@@ -29,6 +29,11 @@ def _slots(result: Understanding) -> dict[str, str]:
     ("what meetings do i have tomorrow", "list_bookings", {"date": "tomorrow"}),
     ("what's the weather in paris tomorrow", "out_of_scope", {}),
     ("set a timer for ten minutes", "out_of_scope", {}),
+    # what recognizers write, read by the model trained on it (models/heard): no rewrite puts these right first
+    ("schedule a sink in Matterhorn at 4pm today", "book_meeting",
+     {"room": "Matterhorn", "start_time": "4pm", "date": "today"}),
+    ("Book, Fuji, tomorrow at 1034 for an hour.", "book_meeting",
+     {"room": "Fuji", "date": "tomorrow", "start_time": "1034", "duration": "an hour"}),
 ])
 def test_requests(parser: IntentSlotParser, text: str, intent: str, slots: dict[str, str]) -> None:
     result = _understand(parser, text)

@@ -67,6 +67,17 @@ def test_real_speech_is_heard_with_the_room_named(recognizer: MoonshineRecognize
     assert recognizer.transcribe(bytes(1000)) == ""  # under the encoder's first window
 
 
+def test_audio_longer_than_the_decoder_takes_is_heard_in_pieces(recognizer: MoonshineRecognizer) -> None:
+    """The decoder takes at most 384 encoder frames (about 9.2 s); a longer request (or a reopened turn heard
+    again as one) once raised in ONNX Runtime. Two requests with a pause between, 12 s in all: both are heard."""
+    first, second = _pcm(DATA / "book_everest_tomorrow_9.wav"), _pcm(DATA / "cancel_denali_friday.wav")
+    pause = bytes(2 * 16000 * 2)
+    long = first + pause + second + pause + first
+    assert len(long) / 32000 > 9.5
+    words = normalized(recognizer.transcribe(long))
+    assert words.count("everest") == 2 and "denali" in words, words
+
+
 def test_the_lift_hears_more_of_the_rooms_said_than_the_plain_search() -> None:
     """On the tuning voices' requests (hibari and joe), counted over the corpus rather than held to one transcript:
     the plain search wrote "Booked in Ali" for Book Denali and "killin' Mongero" for Kilimanjaro here."""

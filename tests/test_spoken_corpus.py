@@ -48,7 +48,8 @@ def _outcome(item: dict[str, Any], events: list[dict[str, Any]]) -> str:
 # because int8 decoding differs between processors (testing.md). espeak's one wrong booking is the recognizer's:
 # tiny.en wrote "Please reserve, Matterhorn, December 15" for "... Everest on December fifteenth", a room name
 # said exactly, which no rule after the recognizer can tell from speech.
-BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (16, 1)}
+BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (16, 1), "scotland": (0, 30), "caribbean": (0, 30),
+        "klatt": (0, 30)}
 
 
 @pytest.mark.accuracy

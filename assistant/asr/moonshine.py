@@ -40,6 +40,11 @@ _MIN_PREFIX = 2  # letters of a word before it counts as on its way to a hotword
 # command's digits and names run a little denser), so a search that loops stops.
 _TOKENS_PER_SECOND = 8.0
 _SILENT_RMS = 10 ** (-60 / 20)  # -60 dBFS: quieter than any microphone's own noise; nobody spoke
+# The decoder's cross-attention takes at most 384 encoder frames (about 9.2 s of audio; ONNX Runtime refuses more:
+# "broadcast ... 2 by 388", found by the heard corpus on a 9.3 s request). Longer audio (a long request, a reopened
+# turn heard again as one) is heard in pieces of at most 9 s, each cut at its quietest 50 ms in the 3 s before.
+_PIECE_SAMPLES = 9 * 16000
+_CUT_SEARCH_SAMPLES, _CUT_WINDOW, _CUT_HOP = 3 * 16000, 800, 160
 _START, _END = 1, 2
 _LAYERS, _HEADS, _HEAD_DIM = 6, 8, 36  # tiny's decoder
 
@@ -141,8 +146,10 @@ class MoonshineRecognizer:
             return ""
         if float(np.sqrt(np.mean(samples**2))) < _SILENT_RMS:
             return ""  # Moonshine writes "You" over silence; Whisper's no-speech probability has no match here
-        ids = self._search(self._encode(samples), max_tokens=max(4, int(len(samples) / 16000 * _TOKENS_PER_SECOND)))
-        text = self._tokens.decode(ids)
+        texts = [self._tokens.decode(self._search(self._encode(piece),
+                                                  max_tokens=max(4, int(len(piece) / 16000 * _TOKENS_PER_SECOND))))
+                 for piece in _pieces(samples)]
+        text = " ".join(t for t in texts if t)
         return self._rewrite(text) if self._rewrite is not None and text else text
 
     def _encode(self, samples: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -185,3 +192,17 @@ class MoonshineRecognizer:
         lifted = {int(c): float(scores[c]) + (self._bonus if self._hotwords.lifts(written, self._tokens.texts[c])
                                               else 0.0) for c in candidates}
         return max(lifted, key=lambda c: lifted[c])
+
+
+def _pieces(samples: NDArray[np.float32]) -> list[NDArray[np.float32]]:
+    """The audio in pieces the decoder takes (at most _PIECE_SAMPLES), each cut in the quietest stretch near its
+    end: a pause between words, so no word is cut in two where there is one."""
+    pieces = []
+    while len(samples) > _PIECE_SAMPLES:
+        start = _PIECE_SAMPLES - _CUT_SEARCH_SAMPLES
+        energy = [float(np.mean(samples[at:at + _CUT_WINDOW] ** 2))
+                  for at in range(start, _PIECE_SAMPLES - _CUT_WINDOW + 1, _CUT_HOP)]
+        cut = start + _CUT_HOP * int(np.argmin(energy)) + _CUT_WINDOW // 2
+        pieces.append(samples[:cut])
+        samples = samples[cut:]
+    return [*pieces, samples]

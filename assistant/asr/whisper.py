@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.asr.hypotheses import Heard, Hypothesis
 from assistant.asr.models import whisper_model_dir
 from assistant.asr.plausible import cut, implausible, prompt_lists
 from assistant.asr.warm_up import timed_warm_up
@@ -32,6 +33,7 @@ __all__ = ["WhisperRecognizer", "float_audio", "one_blas_thread_for_numpy"]
 # faster-whisper's defaults for dropping a segment as non-speech: both must hold
 _NO_SPEECH_PROB = 0.6
 _LOG_PROB = -1.0
+_READ = 1  # the workers' priority of a read at a pause (a final is 0, a partial 2)
 
 
 def one_blas_thread_for_numpy() -> int:
@@ -67,7 +69,7 @@ class WhisperRecognizer:
     def __init__(self, cache_dir: Path, model: str = "tiny.en", device: str = "cpu", compute_type: str = "int8",
                  beam_size: int = 1, hotwords: str | None = None, model_dir: Path | None = None,
                  device_index: int = 0, language: str = DEFAULT.code,
-                 rewrite: Callable[[str], str] | None = None) -> None:
+                 rewrite: Callable[[str], str] | None = None, hypotheses: int = 1) -> None:
         """`hotwords`: words the speech is likely to hold (the room names, the domain's verbs), given to the
         decoder as previous text; tiny.en then hears "Book Denali" instead of "Booked in Ollie". `model_dir`:
         the model's folder when the caller already found it (the model server gets it from its launcher);
@@ -75,7 +77,10 @@ class WhisperRecognizer:
         multilingual model (base) is told, never left to guess per utterance; with "zh" the hotwords, written in
         simplified characters, also keep its writing simplified. `rewrite`: applied to every text (Chinese: the
         domain's words put right by sound, assistant/language/zh/transcript.py); without one, the language's own
-        (English: the unambiguous recognizer forms put right, assistant/language/en/transcript.py)."""
+        (English: the unambiguous recognizer forms put right, assistant/language/en/transcript.py).
+        `hypotheses`: how many readings a final decode or a read at a pause returns (a beam that wide; 1: the
+        greedy search alone): the best is the text, the others ride along (`Heard.alternatives`) for
+        understanding to choose from. Partials stay greedy: they are only shown."""
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
@@ -90,6 +95,7 @@ class WhisperRecognizer:
         folder = model_dir or whisper_model_dir(model, cache_dir)
         self._model = WhisperModel(str(folder), device=device, device_index=device_index, compute_type=compute_type)
         self._beam_size = beam_size
+        self._hypotheses = max(1, hypotheses)
         if language != DEFAULT.code and not self._model.model.is_multilingual:  # an .en model hears English
             raise ValueError(f"speech model {model} hears English only; language {language!r} needs base")
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe",
@@ -118,8 +124,15 @@ class WhisperRecognizer:
 
     def transcribe_batch(self, pcms: list[bytes], priority: int = 0) -> list[str]:
         """Texts in order: one encoder pass and one search for all (commands are short, so each fits one 30 s
-        window; longer audio is decoded from its first 30 s). `priority` matters only to a remote model."""
-        return self._plausible(pcms, self._decode(self._encode(pcms), len(pcms)))
+        window; longer audio is decoded from its first 30 s). `priority`: a final (0) or a read at a pause (1)
+        gets the n-best (`hypotheses`); a partial (2) the greedy text."""
+        return self._plausible(pcms, self._decode(self._encode(pcms), len(pcms),
+                                                  hypotheses=self._hypotheses if priority <= _READ else 1))
+
+    def transcribe_nbest(self, pcms: list[bytes], hypotheses: int) -> list[list[Hypothesis]]:
+        """Each audio's `hypotheses` best readings with their scores, best first (no plausibility check)."""
+        return [[(text, score) for text, score in found]
+                for found in self._search(self._encode(pcms), len(pcms), self._prompt, hypotheses)]
 
     def identify_batch(self, pcms: list[bytes], choices: Sequence[str], priority: int = 0
                        ) -> list[tuple[str, str | None]]:
@@ -162,18 +175,25 @@ class WhisperRecognizer:
         self.redecoded += len(bad)
         return out
 
-    def _decode(self, encoded: Any, count: int, prompt: Sequence[int] | None = None) -> list[str]:
-        prompt = self._prompt if prompt is None else prompt
-        results = self._model.model.generate(
-            encoded, [list(prompt) for _ in range(count)], beam_size=self._beam_size,
-            max_length=self._model.max_length, suppress_blank=True, suppress_tokens=self._suppress,
-            return_scores=True, return_no_speech_prob=True)
-        return [self._text(result) for result in results]
+    def _decode(self, encoded: Any, count: int, prompt: Sequence[int] | None = None, hypotheses: int = 1
+                ) -> list[str]:
+        """The best reading of each audio; with `hypotheses` > 1 a `Heard` that carries the others."""
+        found = self._search(encoded, count, self._prompt if prompt is None else prompt, hypotheses)
+        return [Heard(readings[0][0], readings[0][1], readings[1:]) if hypotheses > 1 else readings[0][0]
+                for readings in found]
 
-    def _text(self, result: Any) -> str:
-        tokens = result.sequences_ids[0]
-        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # length penalty 1, as faster-whisper
+    def _search(self, encoded: Any, count: int, prompt: Sequence[int], hypotheses: int) -> list[list[Hypothesis]]:
+        results = self._model.model.generate(
+            encoded, [list(prompt) for _ in range(count)], beam_size=max(self._beam_size, hypotheses),
+            num_hypotheses=hypotheses, max_length=self._model.max_length, suppress_blank=True,
+            suppress_tokens=self._suppress, return_scores=True, return_no_speech_prob=True)
+        return [[self._reading(result, k) for k in range(len(result.sequences_ids))] for result in results]
+
+    def _reading(self, result: Any, k: int) -> Hypothesis:
+        """The k-th hypothesis's text (rewritten) and its mean log-probability; "" where nobody spoke."""
+        tokens = result.sequences_ids[k]
+        avg_logprob = result.scores[k] * len(tokens) / (len(tokens) + 1)  # length penalty 1, as faster-whisper
         if result.no_speech_prob > _NO_SPEECH_PROB and avg_logprob < _LOG_PROB:
-            return ""
+            return "", avg_logprob
         text = str(self._tokenizer.decode([t for t in tokens if t < self._tokenizer.eot])).strip()
-        return self._rewrite(text) if self._rewrite is not None and text else text
+        return (self._rewrite(text) if self._rewrite is not None and text else text), float(avg_logprob)

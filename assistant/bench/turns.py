@@ -119,6 +119,7 @@ class TurnsBenchOptions:
     json: Path | None = None
     plot: Path | None = None
     config: Path | None = None  # for the report's command line
+    before: Callable[[], dict[str, Any]] | None = None  # gives the same bench's report on the code before a change
 
 
 class _Timed:
@@ -235,7 +236,7 @@ class _Runner:
         out.heard.append(str(text))
         started = time.perf_counter()
         if text:
-            turn = self._turn(str(text), now, said, ended.reopens)
+            turn = self._turn(text, now, said, ended.reopens)  # the recognizer's text: its n-best along
             said[ended.utterance] = str(text)
             pipeline.act_many([turn], commit=True)
         done = ready + cost + (time.perf_counter() - started) * 1e3
@@ -255,9 +256,9 @@ class _Runner:
         if not str(text).strip():
             return Reading(str(text)), cost
         started = time.perf_counter()
-        outcome = pipeline.act_many([self._turn(str(text), now, said, due.reopens, preview=True)], commit=False)[0]
+        outcome = pipeline.act_many([self._turn(text, now, said, due.reopens, preview=True)], commit=False)[0]
         cost += (time.perf_counter() - started) * 1e3
-        return Reading(str(text), outcome.result, outcome.confidence), cost
+        return Reading(text, outcome.result, outcome.confidence), cost
 
 
 def _scores(runs: Sequence[_TurnRun]) -> dict[str, Any]:
@@ -328,8 +329,10 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
             runs = [runner.run(policy, item, Path(tmp) / f"{policy}-{n}.sqlite")
                     for n, item in enumerate(tqdm(items, desc=policy, unit="turn"))]
             points.append(_summary(policy, runs))
+    before = options.before() if options.before is not None else None
+    earlier = [{**point, "policy": f"before: {point['policy']}"} for point in before["points"]] if before else []
     rows = []
-    for point in points:
+    for point in earlier + points:
         rows.append(_row(f"**{point['policy']}**", point))
         rows += [_row(f"{point['policy']} · {split}", scores) for split, scores in point["by_split"].items()]
         rows += [_row(f"{point['policy']} · {voice}", scores) for voice, scores in point["by_voice"].items()]
@@ -350,6 +353,7 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
         "turns": {split: sum(1 for i in items if i.split == split) for split in SPLITS},
         "voices": sorted({i.voice for i in items}),
         "points": points,
+        "before": before,
     }
     if options.json is not None:
         write_report(options.json, report)
@@ -357,5 +361,5 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
         from assistant.bench.plot import plot_turns
 
         hardware = (machine["gpus"] or [machine["cpu"]])[0]
-        plot_turns(points, options.plot, f"End of turn: {models['asr']}, {models['nlu']}, {hardware}")
+        plot_turns(earlier + points, options.plot, f"End of turn: {models['asr']}, {models['nlu']}, {hardware}")
     return 0

@@ -24,6 +24,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,8 @@ class VoiceBenchOptions:
     babble_db: float | None = None  # each request over TALKERS others of its voice at this SNR (bench/babble.py)
     engines: tuple[str, ...] = ()  # [asr] engines compared in this run, each voice on each (default: the config's)
     overrides: tuple[str, ...] = ()  # --set SECTION.KEY=VALUE for the spawned servers
+    # gives the same bench's report on the code before a change (bench/before.py), running beside this one
+    before: Callable[[], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,11 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
             "latency": LatencyStats.from_seconds(latencies).as_dict(), "server_memory": memory, "utterances": rows}
 
 
+def _by_split(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tuned voices first, then the untuned ones (reported apart); within each, before the change and now."""
+    return sorted(results, key=lambda r: (r["split"] != "tune", r["asr"], r["voice"], r.get("code") != "before"))
+
+
 def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     import matplotlib
 
@@ -211,8 +219,9 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     import matplotlib.pyplot as plt
 
     colors = {"exact": "tab:green", "asked": "tab:orange", "wrong": "tab:gray", "wrong_booking": "tab:red"}
-    fig, (share, wait) = plt.subplots(1, 2, figsize=(11, 4))
-    names = [f"{v['voice']}\n({v['split']})" + (f"\n{v['asr']}" if v.get("asr") else "") for v in voices]
+    fig, (share, wait) = plt.subplots(1, 2, figsize=(max(11.0, 1.1 * len(voices)), 4.5))
+    names = [f"{v['voice']}\n({v['split']})" + (f"\n{v['asr']}" if v.get("asr") else "")
+             + (f"\n{v['code']}" if v.get("code") else "") for v in voices]
     bottom = [0.0] * len(voices)
     for verdict in VERDICTS:
         part = [100 * v[verdict] / v["requests"] for v in voices]
@@ -265,11 +274,25 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
             results = [_run_voice(voice, entries, options, scratch, engine) for voice, engine in runs]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    before = options.before() if options.before is not None else None
+    earlier = [{**r, "code": "before"} for r in before["voices"]] if before else []
+    if earlier:
+        results = [{**r, "code": "now"} for r in results]
+    shown = earlier + results
     print(format_table(
-        ["asr", "voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms", "idle RSS MB"],
-        [[r["asr"] or "-", r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"], r["wrong"],
-          r["wrong_booking"], f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}",
-          r["server_memory"].get("idle_rss_mb", "-")] for r in results]))
+        ["code", "asr", "voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms",
+         "idle RSS MB"],
+        [[r.get("code", "now"), r["asr"] or "-", r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"],
+          r["wrong"], r["wrong_booking"], f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}",
+          r["server_memory"].get("idle_rss_mb", "-")] for r in _by_split(shown)]))
+    for split in ("tune", "untuned"):
+        for code in dict.fromkeys(r.get("code", "now") for r in shown):
+            part = [r for r in shown if r["split"] == split and r.get("code", "now") == code]
+            if part:
+                asked = sum(r["exact"] for r in part)
+                print(f"{code}, {split} voices ({', '.join(dict.fromkeys(r['voice'] for r in part))}): "
+                      f"{asked}/{sum(r['requests'] for r in part)} exact, "
+                      f"{sum(r['wrong_booking'] for r in part)} wrong bookings")
     whisper = load_settings(options.config, os.environ, options.overrides).asr
     model = " vs ".join(options.engines) if options.engines else \
         (options.asr_model or whisper.model) if whisper.engine == "whisper" else "moonshine tiny"
@@ -285,7 +308,7 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
                                     "voices_side_by_side": options.side_by_side,
                                     "engines": list(options.engines), "overrides": list(options.overrides),
                                     "babble_snr_db": options.babble_db,
-                                    "voices": results})
+                                    "voices": results, "before": before})
     if options.plot:
-        plot_voices(options.plot, results, plot_title(heard, machine_info()))
+        plot_voices(options.plot, _by_split(shown), plot_title(heard, machine_info()))
     return 0

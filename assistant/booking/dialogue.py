@@ -229,14 +229,16 @@ class Dialogue:
                 self.conversations[conversation_id] = saved
 
     def turn(self, conversation_id: str, text: str, intent: Intent, slots: Sequence[tuple[Slot, str]], now: datetime,
-             *, commit: bool, unsure: bool = False, owner: str | None = None, reopen: Reopen | None = None) -> Result:
+             *, commit: bool, unsure: bool = False, owner: str | None = None, reopen: Reopen | None = None,
+             spoken: bool = False) -> Result:
         """One turn. `unsure`: the intent is the model's guess below its confidence threshold; what it would
         book is proposed, not booked. `reopen`: the speaker went on right after the last turn ended, and `text`
         (with its intent and slots) is the whole request heard again (`reopens_request` said so): it replaces what
         the last turn did (the booking it made is moved, stretched or given more, in one store transaction; the
         question it asked is answered), or, when the new words alone correct that booking ("actually, make it
         three"), they change it.
-        `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only)."""
+        `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only). `spoken`: heard,
+        not typed (the guard asks about times nobody says, "at 1034")."""
         state = self._state(conversation_id, now)
         key = self._key(conversation_id, state.turns, text)
         just_booked, state.just_booked = state.just_booked, None
@@ -250,11 +252,11 @@ class Dialogue:
             self._restore(state)
             replacing = self.dispatcher.store.get(just_booked) if just_booked else None
             return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now),
-                                 now, commit, unsure, owner, key, replacing)
+                                 now, commit, unsure, owner, key, replacing, spoken)
         state.before = _Pending(state.intent, dict(state.slots), state.missing, state.any_room,
                                 state.proposal, state.last_booking)
         return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
-                             commit, unsure, owner, key)
+                             commit, unsure, owner, key, spoken=spoken)
 
     def _corrected(self, text: str, slots: Sequence[tuple[Slot, str]], now: datetime) -> Sequence[tuple[Slot, str]]:
         """A correction inside the utterance ("book Olympus tomorrow at two. Actually, make it three", "book
@@ -309,7 +311,7 @@ class Dialogue:
 
     def _respond(self, state: Conversation, conversation_id: str, stripped: str, intent: Intent,
                  slots: Sequence[tuple[Slot, str]], now: datetime, commit: bool, unsure: bool, owner: str | None,
-                 key: str, replacing: Booking | None = None) -> Result:
+                 key: str, replacing: Booking | None = None, spoken: bool = False) -> Result:
         """The turn's words against the conversation's open question or proposal, then the dispatcher.
         `replacing`: the booking the whole request replaces (it made it in part)."""
         if _UNDO.match(stripped):
@@ -323,7 +325,7 @@ class Dialogue:
         reading = self._against_pending(state, stripped, intent, slots, now)
         request = normalize_request(reading.intent, reading.slots, now, self.rooms, self.policy, reading.carried,
                                     text=stripped, any_room=reading.any_room,
-                                    asked=state.missing if reading.continuing else ())
+                                    asked=state.missing if reading.continuing else (), spoken=spoken)
         result = self._dispatch(request, conversation_id, now, commit, unsure, owner, key, replacing)
         self._remember(state, reading.intent, reading.slots, reading.carried, result,
                        unknown_room=request.room_said is not None)

@@ -14,7 +14,10 @@ that names the doubtful part ("\"a\" is not a time. Did you mean 3:15 pm?"), and
 - a length of 13-19 minutes (but 15) is asked about: recognizers write "ninety" as "nineteen" ("for 19 minutes"),
   and those lengths are rarely booked; the -ty reading is offered, and said again in answer, the teen stands;
 - the room was named, or spelled nearly right: a room found only by how the words sound ("buck" for Olympus's
-  "big room", "Dinally" for Denali) is proposed ("Did you mean Denali?"), never booked on its own.
+  "big room", "Dinally" for Denali) is proposed ("Did you mean Denali?"), never booked on its own;
+- a spoken time says minutes people say: a start, end or new time heard with minutes that are not a multiple of 5
+  ("at 1034", "ten thirty" and the "for" after it run together; "10:34") is asked about with the likely reading
+  offered ("Did you mean 10:30 am?"). Typed text keeps its exact minutes.
 
 Where the words around a doubtful span read as one clock time ("a" + "quarter past 3pm", "15" + "to" + "noon"),
 that reading is offered, and "yes" books it (the conflict proposal's path in the dialogue).
@@ -101,7 +104,8 @@ def _kind(request: MeetingRequest, slot: Slot) -> str:
 
 
 def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> Doubt | None:
-    """The checks on the words themselves: no function word as a time, no time said twice, all read in full."""
+    """The checks on the words themselves: no function word as a time, no time said twice, all read in full,
+    spoken minutes that people say."""
     times = (Slot.START_TIME, Slot.END_TIME)
     word = _not_a_time(request)
     if word is not None:
@@ -119,7 +123,41 @@ def _check_words(request: MeetingRequest, now: datetime, policy: TimePolicy) -> 
         return _doubt(request, Check.UNREAD, (unread.slot,), unread.said,
                       _say(request, "doubt.unread", kind=_kind(request, unread.slot), said=unread.said),
                       _joined_reading(request, times, now, policy) if unread.slot in times else None)
+    return _check_odd_minutes(request) if request.spoken else None
+
+
+_RUN_TOGETHER = re.compile(r"^\D*(\d{1,2})(\d)(\d)\D*$")  # "1034": "10", "3(0)" and a stray digit
+
+
+def _check_odd_minutes(request: MeetingRequest) -> Doubt | None:
+    """A time this turn said whose minutes nobody says, offered as the reading it likely was: a run-together
+    "1034" as 10:30 (the last digit is another word's: "for", "to"), "10:34" as 10:35 (the nearest five)."""
+    for name, said in request.spans:
+        if name not in (Slot.START_TIME, Slot.END_TIME, Slot.NEW_TIME) or not said or said not in request.text:
+            continue  # carried from an earlier turn: asked about then
+        clock = parse_clock(said)
+        if clock is None or clock.minute % 5 == 0:
+            continue
+        run_together = _RUN_TOGETHER.match(said.strip())
+        minute = int(run_together.group(2)) * 10 if run_together else 5 * round(clock.minute / 5)
+        suggestion = _moved(request, name, clock.minute, min(minute, 55))
+        heard = request.interval.start if name == Slot.START_TIME and request.interval else None
+        problem = _say(request, "doubt.odd_minutes", said=said,
+                       clock=clock_words(request.language, heard) if heard else said)
+        return _doubt(request, Check.ODD_MINUTES, (name,), said, problem, suggestion)
     return None
+
+
+def _moved(request: MeetingRequest, slot: Slot, heard: int, meant: int) -> Interval | None:
+    """The booking with the start (or end) at the minute meant instead of the one heard."""
+    interval = request.interval if slot != Slot.NEW_TIME else request.new_interval
+    if interval is None:
+        return None
+    shift = timedelta(minutes=meant - heard)
+    if slot == Slot.END_TIME:
+        return Interval(interval.start, interval.end + shift)
+    keeps_end = slot == Slot.START_TIME and bool(dict(request.spans).get(Slot.END_TIME))  # "from 1034 to 11"
+    return Interval(interval.start + shift, interval.end + (timedelta(0) if keeps_end else shift))
 
 
 def check_booking(request: MeetingRequest, now: datetime, max_length: timedelta,

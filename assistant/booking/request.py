@@ -47,6 +47,7 @@ class MeetingRequest:
     any_room: bool = False  # a request (not a bare fragment) or a head count: the room may be left to us
     text: str = ""  # what was said this turn (the guard looks at the words around a doubtful span)
     asked: tuple[str, ...] = ()  # what the conversation's open question asked for: this turn answers it
+    spoken: bool = False  # heard, not typed: its times are held to what people say (the guard)
 
     @property
     def language(self) -> str:
@@ -119,7 +120,8 @@ def _read_interval(day: date | None, now: datetime, texts: dict[Slot, str | None
 
 def normalize_request(intent: Intent, slots: Sequence[tuple[Slot, str]], now: datetime, rooms: RoomDirectory,
                       policy: TimePolicy | None = None, carried: Mapping[Slot, str] | None = None, *,
-                      text: str = "", any_room: bool = False, asked: Sequence[str] = ()) -> MeetingRequest:
+                      text: str = "", any_room: bool = False, asked: Sequence[str] = (),
+                      spoken: bool = False) -> MeetingRequest:
     """`slots` are (name, text) pairs as the NLU found them; `carried` holds slot texts from earlier turns
     of the conversation (a clarification), used where this turn says nothing."""
     tz = now.tzinfo
@@ -158,5 +160,5 @@ def normalize_request(intent: Intent, slots: Sequence[tuple[Slot, str]], now: da
         attendees=_attendees(merged), people=_people(said.get(Slot.PEOPLE_COUNT)),
         missing=tuple(dict.fromkeys(missing)), problems=tuple(problems), assumptions=tuple(assumptions),
         spans=tuple(merged), any_room=any_room or said.get(Slot.PEOPLE_COUNT) is not None, text=text,
-        asked=tuple(asked),
+        asked=tuple(asked), spoken=spoken,
     )

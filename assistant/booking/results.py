@@ -40,6 +40,7 @@ class Check(StrEnum):
     OUT_OF_RANGE = "out_of_range"  # a day outside the years bookings are kept for
     TEEN = "teen"  # "fifteen minutes" that may have been "fifty"
     ROOM = "room"  # a room found only by sound or a distant spelling
+    ODD_MINUTES = "odd_minutes"  # a spoken time nobody says ("1034": "ten thirty" and a stray "for")
 
 
 @dataclass(frozen=True)

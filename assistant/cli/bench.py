@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from assistant.asr.models import SPEECH_MODELS
 from assistant.cli.common import CORPUS, Subparsers, backend_specs, counts, language_model_of, settings_of, token_of
@@ -34,10 +37,23 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
     from assistant.bench.voice import VoiceBenchOptions, run_voice_bench
 
     voices = tuple(v.strip() for v in args.voices.split(",") if v.strip()) if args.voices else ()
+    # real time: the servers mostly wait for audio, so the code before runs beside this run, under the same load
+    before = _before(args, "voice", ["--corpus", str(args.corpus.resolve())], beside=True)
     return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
                                              args.config, args.asr_model, args.plot, args.limit,
                                              args.side_by_side, args.babble, _engines(args.engines),
-                                             tuple(args.set)))
+                                             tuple(args.set), before))
+
+
+def _before(args: argparse.Namespace, bench: str, corpus: list[str], beside: bool = False
+            ) -> Callable[[], dict[str, Any]] | None:
+    """With --before CHECKOUT: the same benchmark on that code (assistant/bench/before.py); the call gives its
+    report."""
+    if args.before is None:
+        return None
+    from assistant.bench.before import forwarded_args, run_before
+
+    return run_before(args.before.resolve(), bench, forwarded_args(sys.argv[3:]) + corpus, beside)
 
 
 def _engines(listed: str | None) -> tuple[str, ...]:
@@ -113,9 +129,12 @@ def _cmd_bench_turns(args: argparse.Namespace) -> int:
     splits = tuple(s for s in args.splits.split(",") if s)
     if set(splits) - set(SPLITS):
         raise ConfigError(f"--splits: choose from {', '.join(SPLITS)}")
+    corpus = ["--pauses", str(args.pauses.resolve())]
+    corpus += [] if args.no_plain else ["--plain", str(args.plain.resolve())]
+    before = _before(args, "turns", corpus)
     return run_turns_bench(settings_of(args), TurnsBenchOptions(args.pauses, None if args.no_plain else args.plain,
                                                               policies, args.limit, splits, args.json, args.plot,
-                                                              args.config))
+                                                              args.config, before))
 
 
 def _cmd_bench_store(args: argparse.Namespace) -> int:
@@ -174,6 +193,9 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
                        help="mix each request with three others of its voice talking underneath, this many dB quieter")
     voice.add_argument("--language", choices=SESSION_LANGUAGES, default=DEFAULT.code,
                        help="the sessions' language (default: en; tests/data/corpus_zh is Chinese)")
+    voice.add_argument("--before", type=Path, metavar="CHECKOUT",
+                       help="a checkout of the code before a change (git worktree add DIR COMMIT): the same "
+                                        "benchmark runs there first, on this corpus, and the report holds both")
     voice.set_defaults(func=_cmd_bench_voice)
 
     asr_bench = bench.add_parser("asr", parents=[common],
@@ -261,6 +283,9 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
                             "voices never tuned on), pause-free")
     turns.add_argument("--json", type=Path, help="write the report here")
     turns.add_argument("--plot", type=Path, help="write a PNG of false cutoffs against wait here")
+    turns.add_argument("--before", type=Path, metavar="CHECKOUT",
+                       help="a checkout of the code before a change (git worktree add DIR COMMIT): the same "
+                                        "benchmark runs there first, on this corpus, and the report holds both")
     turns.set_defaults(func=_cmd_bench_turns)
     store = bench.add_parser("store", parents=[common],
                              help="each booking-store operation, SQLite beside CalDAV (a Radicale on loopback): "

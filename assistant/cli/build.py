@@ -92,6 +92,22 @@ def _cmd_build_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_build_corpus(args: argparse.Namespace) -> int:
+    from models.heard.build import CorpusPlan, build_heard_corpus, realign_corpus
+    from models.heard.corpus import corpus_path
+
+    if args.realign:
+        path = realign_corpus(args.out or corpus_path(args.language))
+        print(json.dumps({"language": args.language, "corpus": str(path), "realigned": True}))
+        return 0
+    settings = settings_of(args)
+    sizes = {"train_requests": args.requests, "dev_requests": args.dev_requests}
+    plan = CorpusPlan(args.language, **{k: v for k, v in sizes.items() if v is not None})
+    path = build_heard_corpus(plan, settings.cache_dir, settings.rooms_file, args.out)
+    print(json.dumps({"language": args.language, "corpus": str(path)}))
+    return 0
+
+
 def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
@@ -100,6 +116,17 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     train.add_argument("--language", choices=["all", *CODES], default="all",
                        help="which model: en (MiniLM), zh (Chinese and mixed, multilingual-e5), all (both)")
     train.set_defaults(func=_cmd_train)
+
+    corpus = sub.add_parser("build-corpus", parents=[common],
+                            help="render requests through many voices and rooms, decode them with every recognizer "
+                                 "of the language, align the slots: the heard corpus training reads (models/heard)")
+    corpus.add_argument("--language", choices=CODES, default=DEFAULT.code)
+    corpus.add_argument("--requests", type=int, help="of the training templates (default: the plan's)")
+    corpus.add_argument("--dev-requests", type=int, help="of the held-out templates (default: the plan's)")
+    corpus.add_argument("--out", type=Path, help="default: models/heard/data/<language>.jsonl.gz")
+    corpus.add_argument("--realign", action="store_true",
+                        help="align the stored decodes again with today's aligner (no audio, seconds)")
+    corpus.set_defaults(func=_cmd_build_corpus)
 
     onnx = sub.add_parser("build-onnx", parents=[common],
                           help="make the FP16 / INT8 Q/DQ ONNX files for TensorRT and check them against FP32")

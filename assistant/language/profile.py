@@ -77,6 +77,9 @@ class ModelRecipe:
     characters_apart: bool = False  # its tokenizer reads the script a character a token
     sizes: tuple[int, int] | None = None  # (train, dev) requests; None: the generator's defaults
     training: tuple[int, float] | None = None  # (epochs, learning rate); None: the trainer's defaults
+    # the voices its heard corpus is rendered in (models/heard/voices.py), "ENGINE:VOICE": espeak-ng's accents
+    # (its variants are drawn there), "piper:..." and "hibari:..." for those engines' packaged voices
+    voices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Language:
     hotwords: Callable[[Iterable[NamedRoom]], str]  # the recognizer's prompt: the rooms, the domain's words
     rewrite: Callable[[str], str] | None = None  # the recognizer's text put right where no rooms are known
     rewrite_for_rooms: Callable[[Iterable[NamedRoom]], Callable[[str], str]] | None = None  # ... and where they are
+    # The words of a text with the form each is compared by when what was said is aligned with what a recognizer
+    # wrote for it (models/heard/align.py): (start, end, form), number words as digits ("nine" and "9": "9").
+    spoken_words: Callable[[str], list[tuple[int, int, str]]] | None = None
 
     def written_in(self, text: str) -> bool:
         """The text holds this language's script (always False for the default language, which has none)."""

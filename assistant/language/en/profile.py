@@ -9,7 +9,7 @@ from datetime import datetime
 from assistant.language.en.clock import parse_clock
 from assistant.language.en.dates import parse_date
 from assistant.language.en.durations import parse_duration
-from assistant.language.en.numbers import parse_count
+from assistant.language.en.numbers import parse_count, spoken_words
 from assistant.language.en.replies import REPLIES
 from assistant.language.en.transcript import rewrite
 from assistant.language.profile import DialogueWords, Language, ModelRecipe, NamedRoom, RoomWords, WordProfile
@@ -74,6 +74,8 @@ ENGLISH = Language(
     read_date=parse_date, read_clock=parse_clock, read_duration=parse_duration, read_count=parse_count,
     clock_words=_clock_words, date_words=lambda moment: moment.strftime("%a %-d %b"),
     span_words=lambda start, end: f"{start.strftime('%a %-d %b %H:%M')}-{end.strftime('%H:%M')}",
-    model=ModelRecipe(encoder="minilm", data="models.datagen.generator"),
-    hotwords=_hotwords, rewrite=rewrite,
+    model=ModelRecipe(encoder="minilm", data="models.datagen.generator", voices=(
+        "espeak-ng:en-gb", "espeak-ng:en-gb-x-rp", "espeak-ng:en-gb-x-gbclan", "espeak-ng:en-gb-x-gbcwmd",
+        "piper:en_US-joe-medium", "hibari:heart")),
+    hotwords=_hotwords, rewrite=rewrite, spoken_words=spoken_words,
 )

@@ -50,6 +50,7 @@ REPLIES: dict[str, str] = {
     "doubt.out_of_range": "I can book from {first} to {last} only, and {day} is outside that.",
     "doubt.teen": '"{said}" sounds like {ty} too. Did you mean {ty}? Say yes, or say the length again.',
     "doubt.did_you_mean": "Did you mean {clock}?",
+    "doubt.odd_minutes": 'I heard "{said}", {clock}, a time people rarely say.',
     "span": "{start} to {end}",
     "next_day": " the next day",
     "kind.date": "date",

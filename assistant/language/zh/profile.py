@@ -9,7 +9,13 @@ from functools import cache
 
 from assistant.language.profile import DialogueWords, Language, ModelRecipe, NamedRoom, RoomWords, WordProfile
 from assistant.language.script import HAN
-from assistant.language.zh.readers import parse_zh_clock, parse_zh_count, parse_zh_date, parse_zh_duration
+from assistant.language.zh.readers import (
+    parse_zh_clock,
+    parse_zh_count,
+    parse_zh_date,
+    parse_zh_duration,
+    spoken_words,
+)
 from assistant.language.zh.replies import REPLIES
 from assistant.language.zh.transcript import ChineseTranscriptFixer
 
@@ -82,7 +88,7 @@ def _hotwords(rooms: Iterable[NamedRoom]) -> str:
 # faster than MiniLM (at 2 epochs and 1e-4 it ended underfit: dev intent accuracy 85.7 %).
 _MODEL = ModelRecipe(encoder="multilingual-e5", data="models.datagen.zh_generator",
                      own_sources="models/datagen/zh_*.py", characters_apart=True, sizes=(8000, 1600),
-                     training=(3, 2e-4))
+                     training=(3, 2e-4))  # no heard corpus yet (no voices): docs/nlu.md#heard
 
 
 def _fixer(rooms: Iterable[NamedRoom]) -> Callable[[str], str]:
@@ -96,5 +102,5 @@ CHINESE = Language(
     read_date=parse_zh_date, read_clock=parse_zh_clock, read_duration=parse_zh_duration, read_count=parse_zh_count,
     clock_words=_clock_words, date_words=lambda moment: f"{moment.month}月{moment.day}日",
     span_words=lambda start, end: f"{start.month}月{start.day}日 {start:%H:%M}-{end:%H:%M}",
-    model=_MODEL, hotwords=_hotwords, rewrite=None, rewrite_for_rooms=_fixer,
+    model=_MODEL, hotwords=_hotwords, rewrite=None, rewrite_for_rooms=_fixer, spoken_words=spoken_words,
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from assistant.language.script import HAN
 from assistant.language.values import ClockTime, DayPart, Meridiem, ResolvedDate
 
 __all__ = ["zh_number", "parse_zh_date", "parse_zh_clock", "parse_zh_duration", "parse_zh_count"]
@@ -192,3 +193,13 @@ def parse_zh_count(text: str) -> int | None:
         return None
     count = zh_number(match.group(1))
     return count if count is not None and count > 0 else None
+
+
+_HAN_DIGITS = dict(zip("零〇一二两三四五六七八九", "001223456789", strict=True)) | {"十": "10"}
+_SPOKEN_WORD = re.compile(f"[{HAN}]|[^\\W\\d_{HAN}]+|\\d+")
+
+
+def spoken_words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, form) of each word for aligning speech with a transcript: a Chinese character a word, a numeral
+    as its digits ("九" and "9": "9"; 十 as "10"), a Latin word lower case ("Everest" inside Chinese)."""
+    return [(m.start(), m.end(), _HAN_DIGITS.get(m.group(0), m.group(0).lower())) for m in _SPOKEN_WORD.finditer(text)]

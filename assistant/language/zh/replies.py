@@ -50,6 +50,7 @@ REPLIES: dict[str, str] = {
     "doubt.out_of_range": "我只能预订{first}到{last}之间的时间，{day}不在这个范围内。",
     "doubt.teen": "“{said}”也可能是{ty}。您是说{ty}吗？说“好”就按{ty}订，或者再说一遍时长。",
     "doubt.did_you_mean": "您是说{clock}吗？",
+    "doubt.odd_minutes": "我听到的是“{said}”，也就是{clock}，很少有人这样说时间。",
     "span": "{start}到{end}",
     "next_day": "，到第二天",
     "kind.date": "日期",

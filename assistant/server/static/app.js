@@ -261,7 +261,8 @@ function showTurn(event) {
 // ---- transcript with slot spans -----------------------------------------------------------------------------
 function showIntent(event) {
   const box = $("transcript");
-  const text = box.dataset.text || "";
+  // the words understood: another of the recognizer's readings when understanding chose one
+  const text = event.text || box.dataset.text || "";
   box.textContent = "";
   const legend = new Set();
   let at = 0;
