@@ -206,3 +206,28 @@ def test_spoken_minutes_nobody_says_are_asked_typed_ones_booked(tmp_path: Path, 
         assert isinstance(typed, Command) and typed.committed, typed  # typed minutes are meant
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("text", "slots", "asks"), [
+    ("We'll get Everest tomorrow at 4 pm for a hangout.", [("start_time", "4 pm")], '"for a hangout"'),
+    ("Book Everest tomorrow at 3 for the budget review.", [("start_time", "3"), ("title", "budget review")], None),
+    ("Book Everest tomorrow at 3 for me.", [("start_time", "3")], None),
+], ids=["misheard length", "a title", "for me"])
+def test_a_spoken_length_heard_but_not_read_is_asked_for(tmp_path: Path, text: str, slots: list[tuple[str, str]],
+                                                          asks: str | None) -> None:
+    """"for an hour" heard as "for a hangout": spoken, the default length is not assumed; typed, it is."""
+    store = SqliteStore(tmp_path / "bookings.sqlite")
+    try:
+        dialogue = Dialogue(Dispatcher(store, ROOMS), ROOMS)
+        said = [("room", "Everest"), ("date", "tomorrow"), *slots]
+        heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=False, spoken=True)
+        typed = dialogue.turn("typed", text, "book_meeting", said, NOW, commit=False)
+        assert isinstance(typed, Command), typed
+        if asks is None:
+            assert isinstance(heard, Command), heard
+            return
+        assert isinstance(heard, Clarify) and heard.doubt is not None and heard.doubt.check == "unread", heard
+        assert asks in heard.question and "For how long?" in heard.question and heard.missing == ("duration",)
+    finally:
+        store.close()
+

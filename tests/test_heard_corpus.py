@@ -96,3 +96,10 @@ def test_the_model_says_what_it_was_trained_on(meeting_model: NLUModel) -> None:
     assert heard is not None and heard["sha256"] and heard["recognizers"] and heard["voices"]
     assert meeting_model.manifest["heard_train_requests"] == heard["rows_by_split"]["train"]
     assert meeting_model.manifest["heard_dev"]["requests"] == heard["rows_by_split"]["dev"]
+
+
+def test_the_model_reads_what_recognizers_write_of_templates_it_never_saw(meeting_model: NLUModel) -> None:
+    heard_dev = meeting_model.manifest["heard_dev"]  # the served file on the 114 dev rows: held-out templates
+    # The model trained on clean text alone scored slot F1 79.12 and sentence 61.40 % here; the model trained
+    # with the heard corpus 85.02 and 67.54 % (docs/nlu.md#heard). The bar sits between them.
+    assert heard_dev["slot_f1"] >= 82.0 and heard_dev["sentence_accuracy"] >= 64.0, heard_dev

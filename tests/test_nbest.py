@@ -70,6 +70,15 @@ def test_tagging_more_wins_nothing_a_time_said_twice_loses() -> None:
     assert choose([two_times, clean], room_of).index == 1
 
 
+def test_an_end_said_as_a_time_and_as_a_length_loses() -> None:
+    # joe's "Book Denali tomorrow at two for an hour" [pause] "with Maria", heard again as one (the pause corpus)
+    run_together = candidate("Book Denali tomorrow at 2-4 an hour with Maria.", -0.25, room="Denali",
+                             date="tomorrow", start_time="2", end_time="4", duration="an hour")
+    meant = candidate("Book Denali tomorrow at 2 for an hour with Maria.", -0.28, room="Denali", date="tomorrow",
+                      start_time="2", duration="an hour")
+    assert choose([run_together, meant], room_of).index == 1
+
+
 def test_a_rival_that_leaves_a_slot_out_contradicts_nothing() -> None:
     best = candidate("Book Denali for 2 hours tomorrow at 10 am.", -0.32, room="Denali", duration="2 hours",
                      date="tomorrow", start_time="10 am")

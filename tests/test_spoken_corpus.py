@@ -1,6 +1,7 @@
 """The spoken corpus through the real server: 30 booking requests in varied wording, said by each voice of
-tests/data/corpus/voices.json (hibari, piper's joe, espeak-ng), and real recorded speech that is not a command,
-each against its expected result."""
+tests/data/corpus/voices.json (hibari and piper's joe, tuned on; espeak-ng's American, Scottish, Caribbean and
+Klatt voices, kept out of all tuning and of the model's training data), and real recorded speech that is not a
+command, each against its expected result."""
 
 from __future__ import annotations
 
@@ -43,13 +44,15 @@ def _outcome(item: dict[str, Any], events: list[dict[str, Any]]) -> str:
 
 
 # What each voice must reach of the 30: (exact at least, wrong bookings at most), measured with this test and
-# `assistant bench voice` on the CPU default (tiny.en int8, 2026-12-05): hibari 30/30, joe 27/30 (the voices
-# everything was tuned on), espeak 19/30 (kept out of all tuning). The exact bars sit below the measured counts
-# because int8 decoding differs between processors (testing.md). espeak's one wrong booking is the recognizer's:
-# tiny.en wrote "Please reserve, Matterhorn, December 15" for "... Everest on December fifteenth", a room name
-# said exactly, which no rule after the recognizer can tell from speech.
-BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (16, 1), "scotland": (0, 30), "caribbean": (0, 30),
-        "klatt": (0, 30)}
+# `assistant bench voice` on the CPU default (tiny.en int8, 2026-12-07, AMD EPYC): hibari 30/30, joe 27/30 (the
+# voices everything was tuned on), and the four voices kept out of all tuning and of the heard corpus: espeak
+# 20/30, scotland 16/30, caribbean 15/30, klatt 21/30. The exact bars sit below the measured counts because int8
+# decoding differs between processors (testing.md). The wrong bookings allowed are the recognizer's own: tiny.en
+# wrote "Please reserve, Matterhorn, December 15" for "... Everest on December fifteenth" (espeak), a room name
+# said exactly, which no rule after the recognizer can tell from speech; the others misheard an end ("from one to
+# two door": Caribbean) or a length the words no longer show ("free for the regular": Scottish).
+BARS = {"hibari": (29, 0), "joe": (25, 0), "espeak": (17, 1), "scotland": (13, 1), "caribbean": (12, 1),
+        "klatt": (18, 1)}
 
 
 @pytest.mark.accuracy

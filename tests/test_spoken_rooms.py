@@ -27,14 +27,18 @@ def _said(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def test_a_misheard_word_tagged_as_a_room_never_books_another_room(own_server: str, tmp_path: Path) -> None:
-    # tiny.en writes "Can you buck, Denali for tomorrow at 9?": "buck" sounds like Olympus's alias "big room" (BK)
     events = asyncio.run(_utterances(own_server, ROOMS / "buck_denali.wav"))
     intent, result = _said(events, "intent")[-1], _said(events, "result")[-1]["result"]  # the request as a whole
+    # tiny.en writes "Can you buck, Denali for tomorrow at 9?": "buck" sounds like Olympus's alias "big room" (BK).
     # tiny.en int8 on a Xeon writes "buck" and the model tags it as a second room; another processor may write
-    # other words, so the words are not asserted (test_dialogue and test_rooms hold the two-span rule itself)
-    assert intent["intent"] == "book_meeting" and result["type"] == "command" and result["committed"], result
-    assert (result["command"]["room"], result["command"]["start"]) == ("denali", "2026-12-03T09:00:00+01:00")
-    assert _booked(tmp_path / "bookings.sqlite") == [("denali", "2026-12-03T09:00:00+01:00")]
+    # other words, so the words are not asserted (test_dialogue and test_rooms hold the two-span rule itself).
+    # With the verb misheard, what is asked is the model's guess: a booking (the model trained on typed text alone)
+    # or Denali's free time (the model trained with recognizer text too). Either way it is about Denali at 9.
+    assert intent["intent"] in ("book_meeting", "check_availability"), intent
+    about = result["command"] if result["type"] == "command" else result
+    assert (about["room"], about["start"]) == ("denali", "2026-12-03T09:00:00+01:00"), result
+    booked = _booked(tmp_path / "bookings.sqlite")
+    assert booked == ([("denali", "2026-12-03T09:00:00+01:00")] if result.get("committed") else []), result
 
 
 def test_a_room_corrected_inside_the_request_books_the_corrected_room(own_server: str, tmp_path: Path) -> None:

@@ -85,3 +85,24 @@ def test_understanding_chooses_among_the_real_n_best(settings: Settings, parser:
     assert outcome.turn.text in {str(heard), *(text for text, _ in heard.alternatives)}
     assert outcome.result is not None and outcome.result.to_dict()["type"] == "clarify", outcome.result
     assert pipeline.store.bookings(NOW, NOW.replace(day=9)) == []
+
+
+def test_a_likely_rival_reading_with_another_time_is_proposed_not_booked(settings: Settings,
+                                                                         parser: IntentSlotParser,
+                                                                         tmp_path: Path) -> None:
+    """The recognizer was unsure between "at nine" and "at five" (scores 0.05 apart): the guard's way, a
+    proposal; "yes" books the likelier reading."""
+    from assistant.wiring import build_text_pipeline
+
+    pipeline = build_text_pipeline(settings, tmp_path / "bookings.sqlite", parser=parser)
+    heard = Heard("Book Everest tomorrow at nine for an hour.", -0.20,
+                  [("Book Everest tomorrow at five for an hour.", -0.25)])
+    outcome = pipeline.act_many([spoken_turn(heard, "c", NOW, None)], commit=True)[0]
+    assert outcome.result is not None
+    result = outcome.result.to_dict()
+    assert result["type"] == "clarify" and "yes" in result["question"].lower(), result
+    assert pipeline.store.bookings(NOW, NOW.replace(day=9)) == []
+    yes = pipeline.act_many([spoken_turn(Heard("Yes."), "c", NOW, None)], commit=True)[0]
+    assert yes.result is not None and yes.result.to_dict()["type"] == "command", yes.result
+    booked = pipeline.store.bookings(NOW, NOW.replace(day=9))
+    assert [(b.room, b.start.hour) for b in booked] == [("everest", 9)]

@@ -219,9 +219,12 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     import matplotlib.pyplot as plt
 
     colors = {"exact": "tab:green", "asked": "tab:orange", "wrong": "tab:gray", "wrong_booking": "tab:red"}
-    fig, (share, wait) = plt.subplots(1, 2, figsize=(max(11.0, 1.1 * len(voices)), 4.5))
-    names = [f"{v['voice']}\n({v['split']})" + (f"\n{v['asr']}" if v.get("asr") else "")
-             + (f"\n{v['code']}" if v.get("code") else "") for v in voices]
+    many = len(voices) > 8  # voices x engines x code before and now: one panel above the other, labels turned
+    fig, (share, wait) = plt.subplots(2 if many else 1, 1 if many else 2,
+                                      figsize=(max(11.0, 0.6 * len(voices)), 9.0 if many else 4.0))
+    names = [f"{v['voice']} ({v['split']})" + (f", {v['asr']}" if v.get("asr") else "")
+             + (f", {v['code']}" if v.get("code") else "") if many else
+             f"{v['voice']}\n({v['split']})" + (f"\n{v['asr']}" if v.get("asr") else "") for v in voices]
     bottom = [0.0] * len(voices)
     for verdict in VERDICTS:
         part = [100 * v[verdict] / v["requests"] for v in voices]
@@ -235,6 +238,9 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     wait.set_ylabel("voice-to-action, ms")
     wait.set_title("end of speech -> result")
     wait.legend(fontsize=8, loc="lower right")
+    if many:
+        for axis in (share, wait):
+            axis.tick_params(axis="x", labelrotation=90, labelsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -17,7 +17,9 @@ that names the doubtful part ("\"a\" is not a time. Did you mean 3:15 pm?"), and
   "big room", "Dinally" for Denali) is proposed ("Did you mean Denali?"), never booked on its own;
 - a spoken time says minutes people say: a start, end or new time heard with minutes that are not a multiple of 5
   ("at 1034", "ten thirty" and the "for" after it run together; "10:34") is asked about with the likely reading
-  offered ("Did you mean 10:30 am?"). Typed text keeps its exact minutes.
+  offered ("Did you mean 10:30 am?"). Typed text keeps its exact minutes;
+- a spoken booking with no length read, whose words after the time still begin one that no slot holds ("at 4 pm
+  for a hangout", "at 2pm in hour": "for an hour" misheard), asks for the length instead of assuming the default.
 
 Where the words around a doubtful span read as one clock time ("a" + "quarter past 3pm", "15" + "to" + "noon"),
 that reading is offered, and "yes" books it (the conflict proposal's path in the dialogue).
@@ -35,6 +37,7 @@ from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Check, Doubt
 from assistant.domain import Slot
 from assistant.language.readers import parse_clock
+from assistant.language.registry import language_of
 from assistant.language.values import Meridiem
 from assistant.zones import FIRST_YEAR, LAST_YEAR
 
@@ -167,8 +170,29 @@ def check_booking(request: MeetingRequest, now: datetime, max_length: timedelta,
     doubt = _check_words(request, now, policy)
     if doubt is not None or request.interval is None:
         return doubt  # (no time said yet: the dispatcher asks for it)
-    return _check_teen(request, request.interval) or _check_interval(request, request.interval, now, max_length,
-                                                                     policy)
+    return _check_teen(request, request.interval) or _check_length_unread(request) or \
+        _check_interval(request, request.interval, now, max_length, policy)
+
+
+def _check_length_unread(request: MeetingRequest) -> Doubt | None:
+    """Speech only: no end or length was read, but after the start the words begin a length that no slot holds:
+    a length misheard ("for an hour" heard "for a hangout") is asked for, never taken as the default."""
+    said = dict(request.spans)
+    lead = language_of(request.text).words.length_lead
+    start = said.get(Slot.START_TIME)
+    if not request.spoken or not lead or not start or said.get(Slot.END_TIME) or said.get(Slot.DURATION) or \
+            start not in request.text:
+        return None
+    text = request.text
+    after = text.index(start) + len(start)
+    held = [(text.find(value), text.find(value) + len(value)) for _, value in request.spans if value in text]
+    found = re.compile(rf"\b(?:{lead})\s+[\w'-]+(?:\s+[\w'-]+)?", re.I).search(text, after)
+    if found is None or any(a < found.end() and found.start() < b for a, b in held):
+        return None  # no length begun, or its words are a slot's ("for the budget review": a title)
+    problem = _say(request, "doubt.unread", kind=_kind(request, Slot.DURATION), said=found.group(0))
+    return Doubt(Check.UNREAD, (Slot.DURATION,), found.group(0), sentences(request.language, problem,
+                                                                          say(request.language, "ask.duration")),
+                 None)
 
 
 _TEEN_MINUTES = re.compile(

@@ -38,6 +38,7 @@ class WordProfile:
     asks_for_more: frozenset[str]  # a request ending on one of these goes on
     ends_asking: tuple[str, ...] = ()  # multi-character endings that ask for more (Chinese words of 2+ characters)
     fillers: frozenset[str] = frozenset()  # hesitations a recognizer writes in one decode and drops in another
+    length_lead: str = ""  # regex source: words that begin a length said after the time ("for", "in"); "": none
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ def model_server_spec(settings: Settings, model: NLUModel, hotwords: str | None)
     return ModelServerSpec(
         asr_model=asr.model, asr_model_dir=str(whisper_model_dir(asr.model, settings.cache_dir)),
         asr_device=asr.device, asr_compute_type=asr.compute_type, asr_beam_size=asr.beam_size,
+        asr_hypotheses=asr.hypotheses,
         asr_hotwords=hotwords, asr_instances=server.asr_instances, nlu_folder=str(model.folder),
         nlu_backend=nlu.backend, nlu_precision=nlu.precision, nlu_threads=nlu.threads,
         profile_batch=list(nlu.profile_batch), profile_seq=list(nlu.profile_seq),

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assistant.asr.models import whisper_model_dir
-from assistant.asr.remote import ASR_MODEL, PCM_INPUT, PRIORITY_LEVELS, TEXT_OUTPUT
+from assistant.asr.remote import ASR_MODEL, HYPOTHESES_OUTPUT, PCM_INPUT, PRIORITY_INPUT, PRIORITY_LEVELS, TEXT_OUTPUT
 from assistant.config import Settings
 from assistant.errors import ConfigError
 from assistant.nlu.model_folder import NLUModel
@@ -103,14 +103,16 @@ def export_repository(folder: Path, settings: Settings, model: NLUModel, hotword
     asr_dir = folder / ASR_MODEL / "1"
     shutil.copytree(whisper_model_dir(asr.model, settings.cache_dir), asr_dir / "whisper")
     shutil.copyfile(_ASR_MODEL_FILE, asr_dir / "model.py")
-    parameters = {"model": asr.model, "beam_size": str(asr.beam_size), "hotwords": hotwords or "",
+    parameters = {"model": asr.model, "beam_size": str(asr.beam_size), "hypotheses": str(asr.hypotheses),
+                  "hotwords": hotwords or "",
                   "gpu_compute_type": asr.compute_type if asr.device == "cuda" else "float16",
                   "cpu_compute_type": asr.compute_type if asr.device == "cpu" else "int8"}
     params = [f"parameters {{ key: {json.dumps(k)} value: {{ string_value: {json.dumps(v)} }} }}"
               for k, v in parameters.items()]
     (folder / ASR_MODEL / "config.pbtxt").write_text(config_text(
         ASR_MODEL, ['backend: "python"'], serving.asr_max_batch if not gpus else max(serving.asr_max_batch, 16),
-        [(PCM_INPUT, "TYPE_STRING", "1")], [(TEXT_OUTPUT, "TYPE_STRING", "1")],
+        [(PCM_INPUT, "TYPE_STRING", "1"), (PRIORITY_INPUT, "TYPE_INT32", "1")],
+        [(TEXT_OUTPUT, "TYPE_STRING", "1"), (HYPOTHESES_OUTPUT, "TYPE_STRING", "1")],
         _batching(serving.asr_max_delay_us, serving.asr_max_queue, PRIORITY_LEVELS), _instance_groups(gpus), params))
 
     (folder / "README.md").write_text(_readme(platform, gpus))

@@ -19,6 +19,7 @@ class ModelServerSpec:
     asr_device: str
     asr_compute_type: str
     asr_beam_size: int
+    asr_hypotheses: int  # readings of a final or a read ([asr] hypotheses)
     asr_hotwords: str | None
     asr_instances: int
     nlu_folder: str  # the trained joint model (assistant/nlu/model_folder.py)

@@ -4,7 +4,7 @@ It runs in the model server's own environment (nvidia-pytriton, numpy<2) and imp
 runtimes of the app. nvidia-pytriton starts Triton Inference Server 2.51 from its wheel and hands it two Python
 models:
 
-    asr  pcm BYTES [1] -> text BYTES [1]                       dynamic batching, 3 priority levels
+    asr  pcm BYTES [1], priority INT32 [1] -> text, hypotheses BYTES [1]    dynamic batching, 3 priority levels
     nlu  input_ids, attention_mask INT64 [-1] -> intent_logits FP32 [I], slot_logits FP32 [-1, S]
 
 Triton's dynamic batcher merges the requests of every gateway (each already a batch of its own) up to the
@@ -26,7 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from assistant.asr.remote import ASR_MODEL, PCM_INPUT, PRIORITY_LEVELS, TEXT_OUTPUT
+from assistant.asr.remote import (
+    ASR_MODEL,
+    HYPOTHESES_OUTPUT,
+    PCM_INPUT,
+    PRIORITY_INPUT,
+    PRIORITY_LEVELS,
+    TEXT_OUTPUT,
+    reading_rows,
+    transcribe_rows,
+)
 from assistant.asr.whisper import WhisperRecognizer
 from assistant.batching import BatchPolicy
 from assistant.model_server.spec import ModelServerSpec
@@ -44,7 +53,8 @@ def _say(message: str) -> None:
 
 def _recognizer(spec: ModelServerSpec) -> WhisperRecognizer:
     recognizer = WhisperRecognizer(Path(), spec.asr_model, spec.asr_device, spec.asr_compute_type,
-                                   spec.asr_beam_size, spec.asr_hotwords, model_dir=Path(spec.asr_model_dir))
+                                   spec.asr_beam_size, spec.asr_hotwords, model_dir=Path(spec.asr_model_dir),
+                                   hypotheses=spec.asr_hypotheses)
     recognizer.warm_up()
     return recognizer
 
@@ -65,12 +75,11 @@ def _asr_callable(recognizer: WhisperRecognizer) -> Any:
     from pytriton.decorators import batch
 
     @batch  # type: ignore[untyped-decorator]
-    def infer(pcm: np.ndarray) -> dict[str, np.ndarray]:
-        texts = recognizer.transcribe_batch([bytes(row[0]) for row in pcm])
-        out = np.empty((len(texts), 1), dtype=np.object_)
-        for i, text in enumerate(texts):
-            out[i, 0] = text.encode("utf-8")
-        return {TEXT_OUTPUT: out}
+    def infer(pcm: np.ndarray, priority: np.ndarray) -> dict[str, np.ndarray]:
+        texts = transcribe_rows(recognizer.transcribe_batch, [bytes(row[0]) for row in pcm],
+                                [int(row[0]) for row in priority])
+        text_rows, hypotheses_rows = reading_rows(texts)
+        return {TEXT_OUTPUT: text_rows, HYPOTHESES_OUTPUT: hypotheses_rows}
 
     return infer
 
@@ -121,8 +130,10 @@ def main(argv: list[str]) -> int:
     try:
         with Triton(config=config) as triton:
             triton.bind(model_name=ASR_MODEL, infer_func=[_asr_callable(r) for r in recognizers],
-                        inputs=[Tensor(name=PCM_INPUT, dtype=np.bytes_, shape=(1,))],
-                        outputs=[Tensor(name=TEXT_OUTPUT, dtype=np.bytes_, shape=(1,))],
+                        inputs=[Tensor(name=PCM_INPUT, dtype=np.bytes_, shape=(1,)),
+                                Tensor(name=PRIORITY_INPUT, dtype=np.int32, shape=(1,))],
+                        outputs=[Tensor(name=TEXT_OUTPUT, dtype=np.bytes_, shape=(1,)),
+                                 Tensor(name=HYPOTHESES_OUTPUT, dtype=np.bytes_, shape=(1,))],
                         config=_model_config(spec.asr, PRIORITY_LEVELS), strict=True)
             triton.bind(model_name=NLU_MODEL, infer_func=_nlu_callable(backend),
                         inputs=[Tensor(name=INPUT_NAMES[0], dtype=np.int64, shape=(-1,)),

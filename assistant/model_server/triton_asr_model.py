@@ -13,10 +13,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import triton_python_backend_utils as pb_utils  # only inside Triton
 
-from assistant.asr.remote import PCM_INPUT, TEXT_OUTPUT
+from assistant.asr.remote import (
+    HYPOTHESES_OUTPUT,
+    PCM_INPUT,
+    PRIORITY_INPUT,
+    TEXT_OUTPUT,
+    reading_rows,
+    transcribe_rows,
+)
 from assistant.asr.whisper import WhisperRecognizer
 
 
@@ -30,22 +36,25 @@ class TritonPythonModel:
         self.recognizer = WhisperRecognizer(
             folder, params["model"], "cuda" if gpu else "cpu", compute_type,
             int(params["beam_size"]), params.get("hotwords") or None, model_dir=folder,
-            device_index=int(args.get("model_instance_device_id", "0")) if gpu else 0)
+            device_index=int(args.get("model_instance_device_id", "0")) if gpu else 0,
+            hypotheses=int(params.get("hypotheses", "1")))
         self.recognizer.warm_up()
 
     def execute(self, requests: list[Any]) -> list[Any]:
         pcms: list[bytes] = []
+        priorities: list[int] = []
         counts: list[int] = []
         for request in requests:
             rows = pb_utils.get_input_tensor_by_name(request, PCM_INPUT).as_numpy()
+            levels = pb_utils.get_input_tensor_by_name(request, PRIORITY_INPUT).as_numpy()
             pcms += [bytes(row[0]) for row in rows]
+            priorities += [int(row[0]) for row in levels]
             counts.append(len(rows))
-        texts = self.recognizer.transcribe_batch(pcms)
+        text_rows, hypotheses_rows = reading_rows(transcribe_rows(self.recognizer.transcribe_batch, pcms, priorities))
         responses, at = [], 0
         for count in counts:
-            out = np.empty((count, 1), dtype=np.object_)
-            for i, text in enumerate(texts[at:at + count]):
-                out[i, 0] = text.encode("utf-8")
+            outputs = [pb_utils.Tensor(TEXT_OUTPUT, text_rows[at:at + count]),
+                       pb_utils.Tensor(HYPOTHESES_OUTPUT, hypotheses_rows[at:at + count])]
             at += count
-            responses.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(TEXT_OUTPUT, out)]))
+            responses.append(pb_utils.InferenceResponse(output_tensors=outputs))
         return responses

@@ -91,6 +91,8 @@ def _weigh(candidate: Candidate, room_of: Callable[[str], str | None]) -> _Weigh
     if needed and all(any(name in names for name in either) for either in needed):
         points += 1.0  # nothing to ask for
     points -= 2.0 * (len(names) - len(set(names)))  # a slot said twice: which one is meant is not known
+    if Slot.END_TIME in names and Slot.DURATION in names:
+        points -= 2.0  # the end said twice, as a time and as a length ("at 2-4 an hour": "two for an hour")
     values: dict[Slot, object] = {}
     for slot in understood.slots:
         said = slot.text

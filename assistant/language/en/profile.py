@@ -22,7 +22,8 @@ _WORDS = WordProfile(re.compile(r"[a-z0-9']+"), frozenset({
     "er", "erm", "for", "from", "hm", "hmm", "in", "m", "maybe", "mm", "move", "next", "on", "or", "past",
     "quarter", "reserve", "schedule", "so", "starting", "the", "this", "till", "to", "uh", "uhm", "um", "until",
     "with",
-}), fillers=frozenset({"ah", "eh", "er", "erm", "hm", "hmm", "m", "mm", "uh", "uhm", "um"}))
+}), fillers=frozenset({"ah", "eh", "er", "erm", "hm", "hmm", "m", "mm", "uh", "uhm", "um"}),
+    length_lead=r"for(?!\s+(?:me|us|you|them|him|her)\b)|in")  # "for me" is whom it is for, not how long
 
 # New words that correct what was just said ("actually, make it three", "on Friday instead").
 _HESITATION = r"(?:(?:uh|um|oh|sorry|wait)\W+)*"
