@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,10 +14,21 @@ from pathlib import Path
 __all__ = ["locked", "build_folder"]
 
 
+def _say_waiting(path: Path) -> None:
+    print(f"[cache] waiting for another process that holds {path} (it is building what this one needs; its own "
+          "log shows how far along it is)", file=sys.stderr, flush=True)
+
+
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path, waiting: Callable[[Path], None] = _say_waiting) -> Iterator[None]:
+    """Holds `path`'s lock. When another process holds it (a build of the same thing), `waiting(path)` is told
+    before this one waits: a wait of minutes never looks like a hang."""
     with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waiting(path)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:

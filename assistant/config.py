@@ -306,10 +306,12 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     if path is not None and not path.is_file():  # a named file that is not there is a mistake, never the defaults
         raise ConfigError(f"--config {path}: no such file" if not path.exists() else f"--config {path}: not a file")
     path = path or DEFAULT_CONFIG
-    try:
-        data = tomllib.loads(path.read_text()) if path.exists() else {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+    data = _read_toml(path)
+    # A file of one's own says only what it changes: every key it leaves out keeps default.toml's value, the
+    # room directory included (found beside default.toml unless the file names its own, beside itself).
+    rooms_base = path.parent if "rooms" in data.get("paths", {}) or path == DEFAULT_CONFIG else DEFAULT_CONFIG.parent
+    if path != DEFAULT_CONFIG and DEFAULT_CONFIG.exists():
+        data = _over(_read_toml(DEFAULT_CONFIG), data)
     apply_overrides(data, overrides)
     unknown = set(data) - {"paths", "nlu", "time", "booking", "store", "audio", "asr", "serving", "turn", "limits",
                             "access", "model_server"}
@@ -322,7 +324,7 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
     else:
         xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
         cache_dir = Path(xdg) / "voice-assistant"
-    rooms = path.parent / paths.get("rooms", "rooms.toml")
+    rooms = rooms_base / paths.get("rooms", "rooms.toml")
     timezone = data.get("time", {}).get("timezone", "")
     booking: BookingSettings = _section(BookingSettings, data.get("booking", {}), f"{path} [booking]")
     store = _store(data.get("store", {}), booking, path)
@@ -340,6 +342,24 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
                     limits=_section(LimitsSettings, data.get("limits", {}), f"{path} [limits]"),
                     access=_access(data.get("access", {}), path),
                     model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text()) if path.exists() else {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def _over(base: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
+    """`mine`'s keys over `base`'s, table by table (a table of `mine` changes only the keys it names)."""
+    merged = dict(base)
+    for section, table in mine.items():
+        if isinstance(table, dict) and isinstance(merged.get(section), dict):
+            merged[section] = {**merged[section], **table}
+        else:
+            merged[section] = table
+    return merged
 
 
 def _store(data: Mapping[str, Any], booking: BookingSettings, path: Path) -> StoreSettings:

@@ -1,9 +1,10 @@
 """The app, built in one place: settings -> model, backend, parser, store, dialogue, text pipeline; recognizer,
 workers and the voice stream's settings for the server.
 
-`assistant/cli/` parses arguments and hands settings here; nothing else assembles parts. Finding (or, on first use,
-building) the trained model in the cache is the build side's (models/model_cache.py), imported only when a model
-is needed; the runtime packages (`assistant.nlu`, `assistant.server`, `assistant.booking`) never import `models`.
+`assistant/cli/` parses arguments and hands settings here; nothing else assembles parts. The runtime finds and
+loads model files; a model the cache lacks is built by the build side (`assistant train`, models/) in a process of
+its own, so torch never enters a serving process. The runtime packages (`assistant.nlu`, `assistant.server`,
+`assistant.booking`) never import `models`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from assistant.booking.rooms import RoomDirectory
 from assistant.booking.sqlite_store import SqliteStore
 from assistant.booking.store import BookingStore, StoreUnavailable
 from assistant.config import BookingSettings, Settings
-from assistant.errors import ConfigError
+from assistant.errors import ConfigError, ModelUnavailable
 from assistant.language.registry import DEFAULT, get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
@@ -49,17 +50,41 @@ def _say(part: str, message: str) -> None:
     print(f"[{part}] {message}", file=sys.stderr, flush=True)
 
 
-def language_model(settings: Settings, language: str, rebuild: bool = False,
-                   progress: Progress | None = None) -> NLUModel:
-    """The trained model of a language: from the cache, or trained now (minutes, with progress)."""
-    from models.model_cache import ensure_language_model  # the build side, only when a model is needed
+def language_model(settings: Settings, language: str, progress: Progress | None = None) -> NLUModel:
+    """The trained model of a language, loaded from the cache. One the cache lacks is built first by `assistant
+    train` in a process of its own (minutes, with progress): torch and the training's memory never enter this
+    process, which only finds and loads model files."""
+    from models.model_cache import cached_model  # finds the recipe's key; imports no trainer
 
-    return ensure_language_model(settings.cache_dir, language, rebuild=rebuild, progress=progress)
+    model = cached_model(settings.cache_dir, language)
+    if model is not None:
+        return model
+    name = get(language).name
+    log = settings.cache_dir / "nlu" / f"{language}-build.log"
+    _say("nlu", f"no {name} model in {settings.cache_dir / 'nlu'} yet: building it in its own process "
+                f"(`assistant train --language {language}`, minutes; its log: {log})")
+    train_in_subprocess(language, settings.cache_dir, log)(progress or _tenths(name))
+    model = cached_model(settings.cache_dir, language)
+    if model is None:
+        raise ModelUnavailable(f"the {name} model build ended without a model; see {log}")
+    return model
 
 
-def meeting_model(settings: Settings, rebuild: bool = False, progress: Progress | None = None) -> NLUModel:
+def _tenths(name: str) -> Progress:
+    """A build's progress on stderr, every stage and every tenth of it."""
+    said: list[tuple[str, int]] = []
+
+    def progress(stage: str, done: float) -> None:
+        if not said or said[-1] != (stage, int(done * 10)):
+            said.append((stage, int(done * 10)))
+            _say("nlu", f"building the {name} model: {stage}, {done:.0%}")
+
+    return progress
+
+
+def meeting_model(settings: Settings, progress: Progress | None = None) -> NLUModel:
     """The default language's (English) model, which every configuration serves."""
-    return language_model(settings, DEFAULT.code, rebuild, progress)
+    return language_model(settings, DEFAULT.code, progress)
 
 
 def _later_languages(settings: Settings) -> list[str]:
@@ -96,13 +121,30 @@ def _parser(settings: Settings, model: NLUModel, backend: NLUBackend) -> IntentS
 
 
 def build_language_parser(settings: Settings, verbose: bool = False) -> IntentSlotParser | LanguageRoutedParser:
-    """The configured languages' parser: English alone, or each language's model routed by the text's script."""
+    """The configured languages' parser: English alone, or each language's model routed by the text's script.
+    English loads now; another language loads on its first text when its model is built, and its texts are
+    refused (`language_unavailable`, saying how to build it) when it is not: nothing waits on a language the
+    texts do not need."""
+    from models.model_cache import cached_model
+
     english = build_parser(settings, verbose=verbose)
     later = _later_languages(settings)
     if not later:
         return english
-    return LanguageRoutedParser(english, {code: build_parser(settings, language_model(settings, code), verbose)
-                                          for code in later})
+
+    def load(code: str) -> IntentSlotParser | None:
+        model = cached_model(settings.cache_dir, code)
+        if model is None:
+            return None
+        if verbose:
+            _say("nlu", f"loading the {get(code).name} model (its first text)")
+        return build_parser(settings, model, verbose)
+
+    def waiting(code: str) -> str:
+        return (f"the {get(code).name} model is not built yet: `assistant train --language {code}` builds it "
+                "(minutes), as a running server does behind English")
+
+    return LanguageRoutedParser(english, dict.fromkeys(later), waiting, load)
 
 
 def _time_policy(booking: BookingSettings) -> TimePolicy:
@@ -313,15 +355,18 @@ def make_language_ready(settings: Settings, workers: Workers, routed: LanguageRo
     name = get(language).name
 
     def make(progress: Progress, loading: Callable[[], None]) -> tuple[IntentSlotParser, WhisperRecognizer | None]:
-        if cached_model(settings.cache_dir, language) is None:
+        model = cached_model(settings.cache_dir, language)
+        if model is None:
             _say("serve", f"no {name} model yet: building it in the background (minutes; English is served now)")
-            if build is not None:
-                build(language, progress)
+            if build is None:
+                model = language_model(settings, language, progress)  # `assistant train` in its own process
             else:
-                log = settings.cache_dir / "nlu" / f"{language}-build.log"
-                train_in_subprocess(language, settings.cache_dir, log)(progress)
+                build(language, progress)
+                model = cached_model(settings.cache_dir, language)
+                if model is None:
+                    raise ModelUnavailable(f"the {name} model build ended without a model")
         loading()
-        return (build_parser(settings, language_model(settings, language), verbose=True),
+        return (build_parser(settings, model, verbose=True),
                 build_language_recognizer(settings, language))
 
     def install(made: tuple[IntentSlotParser, WhisperRecognizer | None]) -> None:

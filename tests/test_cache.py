@@ -61,3 +61,33 @@ def test_lock_lets_one_builder_in_at_a_time(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert overlap == [False, False]
+
+
+def test_a_process_that_must_wait_for_a_lock_says_so_first(tmp_path: Path) -> None:
+    lock = tmp_path / "thing.lock"
+    told: list[Path] = []
+    holder_in, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with locked(lock, told.append):
+            holder_in.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    holder_in.wait(5)
+    got_in: list[bool] = []
+
+    def waiter_body() -> None:
+        with locked(lock, told.append):
+            got_in.append(True)
+
+    waiter = threading.Thread(target=waiter_body)
+    waiter.start()
+    while not told:  # told before it waits, while the lock is still held
+        threading.Event().wait(0.01)
+    assert told == [lock] and not got_in
+    release.set()
+    thread.join()
+    waiter.join(5)
+    assert got_in == [True]

@@ -131,3 +131,19 @@ def test_the_store_file_keeps_its_older_spelling_and_credentials_files_are_found
                     "credentials_file = 'caldav.secret'\n")
     store = load_settings(path, {}).store
     assert (store.backend, store.credentials_file) == ("caldav", str(tmp_path / "caldav.secret"))
+
+
+def test_a_config_of_ones_own_needs_only_what_it_changes(tmp_path: Path) -> None:
+    mine = tmp_path / "elsewhere" / "mine.toml"
+    mine.parent.mkdir()
+    mine.write_text("[store]\nfile = 'team.sqlite'\n[nlu]\nthreads = 2\n")
+    settings, default = load_settings(mine, {}), load_settings(None, {})
+    assert settings.rooms_file == DEFAULT_CONFIG.parent / "rooms.toml" and settings.rooms_file.is_file()
+    assert settings.store_file == Path("team.sqlite") and settings.nlu.threads == 2
+    assert settings.nlu.languages == default.nlu.languages and settings.turn == default.turn
+
+
+def test_a_config_naming_its_own_rooms_finds_them_beside_itself(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[paths]\nrooms = 'our-rooms.toml'\n")
+    assert load_settings(mine, {}).rooms_file == tmp_path / "our-rooms.toml"

@@ -19,11 +19,13 @@ def _progress_line(stage: str, done: float) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from models.model_cache import ensure_language_model  # the build side: this command is where models are made
+
     settings = settings_of(args)
     languages = list(CODES) if args.language == "all" else [args.language]
     for language in languages:
-        model = language_model_of(argparse.Namespace(language=language), settings, rebuild=args.force,
-                                progress=_progress_line if args.progress_json else None)
+        model = ensure_language_model(settings.cache_dir, language, rebuild=args.force,
+                                      progress=_progress_line if args.progress_json else None)
         print(json.dumps({"language": language, "folder": str(model.folder), "dev": model.manifest["dev"],
                           "int8_kept": model.manifest["int8_kept"]}, indent=2))
     return 0

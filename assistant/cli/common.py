@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -90,9 +90,9 @@ def backend_specs(text: str) -> tuple[tuple[str, str], ...]:
                  (spec.strip().partition(":") for spec in text.split(",") if spec.strip()))
 
 
-def language_model_of(args: argparse.Namespace, settings: Settings, rebuild: bool = False,
-                      progress: Callable[[str, float], None] | None = None) -> NLUModel:
-    """--language CODE: that language's model (en: MiniLM; zh: Chinese and mixed, on multilingual-e5)."""
+def language_model_of(args: argparse.Namespace, settings: Settings) -> NLUModel:
+    """--language CODE: that language's model (en: MiniLM; zh: Chinese and mixed, on multilingual-e5), built in a
+    process of its own first when the cache has none."""
     from assistant.wiring import language_model
 
-    return language_model(settings, args.language, rebuild, progress)
+    return language_model(settings, args.language)

@@ -28,12 +28,15 @@ class LanguageRoutedParser:
 
     Another language's parser may come later (a server builds it while it serves English:
     assistant/server/languages.py); until then its texts are refused with `language_unavailable` and the reason
-    `waiting(code)` gives."""
+    `waiting(code)` gives. With `load`, a language is loaded on its first text instead (a command that parses:
+    English text never waits for Chinese); `load` returns None when it cannot be had now, and the text is refused."""
 
     def __init__(self, default: IntentSlotParser, others: dict[str, IntentSlotParser | None] | None = None,
-                 waiting: Callable[[str], str] = lambda code: f"{code} is not ready yet") -> None:
+                 waiting: Callable[[str], str] = lambda code: f"{code} is not ready yet",
+                 load: Callable[[str], IntentSlotParser | None] | None = None) -> None:
         self.parsers: dict[str, IntentSlotParser | None] = {DEFAULT.code: default, **(others or {})}
         self.waiting = waiting
+        self.load = load
 
     @property
     def default(self) -> IntentSlotParser:
@@ -64,6 +67,10 @@ class LanguageRoutedParser:
         results: dict[int, Understanding | ParseFailure] = {}
         for code, indices in by_language.items():
             parser = self.parsers[code]  # read once: it may be set meanwhile, by the thread that built it
+            if parser is None and self.load is not None:
+                parser = self.load(code)
+                if parser is not None:
+                    self.install(code, parser)
             if parser is None:
                 reason = self.waiting(code)
                 results.update({i: ParseFailure(texts[i], "language_unavailable", reason) for i in indices})
