@@ -307,9 +307,11 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
         raise ConfigError(f"--config {path}: no such file" if not path.exists() else f"--config {path}: not a file")
     path = path or DEFAULT_CONFIG
     data = _read_toml(path)
-    # A file of one's own says only what it changes: every key it leaves out keeps default.toml's value, the
-    # room directory included (found beside default.toml unless the file names its own, beside itself).
-    rooms_base = path.parent if "rooms" in data.get("paths", {}) or path == DEFAULT_CONFIG else DEFAULT_CONFIG.parent
+    # A file of one's own says only what it changes: every key it leaves out keeps default.toml's value. The room
+    # directory is the one it names, else a rooms.toml beside it (docs/booking.md's CalDAV mapping), else
+    # default.toml's: a three-line file in another folder still has rooms.
+    named = "rooms" in data.get("paths", {})
+    rooms_base = path.parent if named or (path.parent / "rooms.toml").is_file() else DEFAULT_CONFIG.parent
     if path != DEFAULT_CONFIG and DEFAULT_CONFIG.exists():
         data = _over(_read_toml(DEFAULT_CONFIG), data)
     apply_overrides(data, overrides)

@@ -143,7 +143,12 @@ def test_a_config_of_ones_own_needs_only_what_it_changes(tmp_path: Path) -> None
     assert settings.nlu.languages == default.nlu.languages and settings.turn == default.turn
 
 
-def test_a_config_naming_its_own_rooms_finds_them_beside_itself(tmp_path: Path) -> None:
+def test_a_config_with_rooms_of_its_own_finds_them_beside_itself(tmp_path: Path) -> None:
     mine = tmp_path / "mine.toml"
     mine.write_text("[paths]\nrooms = 'our-rooms.toml'\n")
     assert load_settings(mine, {}).rooms_file == tmp_path / "our-rooms.toml"
+    other = tmp_path / "caldav" / "mine.toml"  # a rooms.toml beside the file (rooms mapped to calendars)
+    other.parent.mkdir()
+    other.write_text("[store]\nbackend = 'sqlite'\n")
+    (other.parent / "rooms.toml").write_text((DEFAULT_CONFIG.parent / "rooms.toml").read_text())
+    assert load_settings(other, {}).rooms_file == other.parent / "rooms.toml"
