@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -83,7 +84,13 @@ def ensure_meeting_model(cache_dir: Path, rebuild: bool = False, generator: Gene
     folder = root / key
     if (folder / "manifest.json").exists() and not rebuild:
         return load_model(folder)
-    with locked(root / f"{key}.lock"):
+    def waiting(lock: Path) -> None:  # another process builds this model: said, where progress goes, before waiting
+        if progress is not None:
+            progress("waiting for another process that is building it", 0.0)
+        print(f"[nlu] waiting for another process that is building {key} (lock {lock})", file=sys.stderr,
+              flush=True)
+
+    with locked(root / f"{key}.lock", waiting):
         if (folder / "manifest.json").exists() and not rebuild:
             return load_model(folder)  # another process built it while we waited
         try:

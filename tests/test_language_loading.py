@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
+from assistant.cache import locked
 from assistant.config import Settings
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import ParseFailure, Understanding
@@ -56,3 +58,34 @@ def test_parse_answers_english_from_the_cache_and_never_loads_the_trainer(meetin
     assert run.returncode == 0, run.stderr
     answer, verdict = json.loads(lines[0]), json.loads(lines[-1])
     assert answer["intent"] == "book_meeting" and verdict == {"code": 0, "trainer": []}, run.stderr
+
+
+def test_a_build_that_waits_on_another_says_so_and_takes_what_that_one_built(meeting_model: NLUModel,
+                                                                            tmp_path: Path) -> None:
+    from models.model_cache import ensure_language_model
+
+    cache = _cache_with(tmp_path / "cache")
+    key = meeting_model.folder.name
+    holding, release = threading.Event(), threading.Event()
+
+    def other_build() -> None:  # another process building the same model: it holds the lock, then leaves it
+        with locked(cache / "nlu" / f"{key}.lock"):
+            holding.set()
+            release.wait(10)
+            (cache / "nlu" / key).symlink_to(meeting_model.folder)
+
+    other = threading.Thread(target=other_build)
+    other.start()
+    holding.wait(5)
+    told: list[str] = []
+    found: list[NLUModel] = []
+    waiter = threading.Thread(target=lambda: found.append(
+        ensure_language_model(cache, "en", progress=lambda stage, done: told.append(stage))))
+    waiter.start()
+    while not told:  # said before it waits, while the other build still holds the lock
+        threading.Event().wait(0.01)
+    assert told == ["waiting for another process that is building it"] and not found
+    release.set()
+    other.join()
+    waiter.join(30)
+    assert [model.folder.name for model in found] == [key]  # the other build's model, not a second training
