@@ -28,10 +28,15 @@ ROOMS = RoomDirectory.load(DEFAULT_CONFIG.parent / "rooms.toml")
 
 
 @pytest.fixture
-def dialogue(tmp_path: Path) -> Iterator[Dialogue]:
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
     store = SqliteStore(tmp_path / "bookings.sqlite")
-    yield Dialogue(Dispatcher(store, ROOMS), ROOMS)
+    yield store
     store.close()
+
+
+@pytest.fixture
+def dialogue(store: SqliteStore) -> Dialogue:
+    return Dialogue(Dispatcher(store, ROOMS), ROOMS)
 
 
 def book(dialogue: Dialogue, text: str, slots: list[tuple[str, str]], conv: str = "c") -> Clarify | Command:
@@ -183,29 +188,24 @@ ODD_MINUTES = [
 
 
 @pytest.mark.parametrize(("text", "slots", "offered"), ODD_MINUTES, ids=["run-together", "odd", "end"])
-def test_spoken_minutes_nobody_says_are_asked_typed_ones_booked(tmp_path: Path, text: str,
+def test_spoken_minutes_nobody_says_are_asked_typed_ones_booked(store: SqliteStore, dialogue: Dialogue, text: str,
                                                                  slots: list[tuple[str, str]],
                                                                  offered: str | None) -> None:
-    store = SqliteStore(tmp_path / "bookings.sqlite")
-    try:
-        dialogue = Dialogue(Dispatcher(store, ROOMS), ROOMS)
-        said = [("room", "Everest"), ("date", "tomorrow"), *slots]
-        heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=True, spoken=True)
-        assert_valid_result(heard.to_dict())
-        assert isinstance(heard, Clarify), heard
-        assert heard.doubt is not None and heard.doubt.check == "odd_minutes"
-        assert f'"{slots[-1][1] if offered is None else slots[0][1]}"' in heard.question
-        assert store.bookings(NOW, NOW + timedelta(days=3)) == []  # never a booking
-        if offered is not None:
-            assert f"Did you mean {offered}?" in heard.question
-            booked = dialogue.turn("spoken", "yes", "out_of_scope", [], NOW, commit=True, spoken=True)
-            assert isinstance(booked, Command) and booked.committed
-            assert booked.start.strftime("%H:%M") == offered[:5].rjust(5, "0")
-        elsewhere = [("room", "Denali"), *said[1:]]  # (Everest is taken at that time now)
-        typed = dialogue.turn("typed", text.replace("everest", "denali"), "book_meeting", elsewhere, NOW, commit=True)
-        assert isinstance(typed, Command) and typed.committed, typed  # typed minutes are meant
-    finally:
-        store.close()
+    said = [("room", "Everest"), ("date", "tomorrow"), *slots]
+    heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=True, spoken=True)
+    assert_valid_result(heard.to_dict())
+    assert isinstance(heard, Clarify), heard
+    assert heard.doubt is not None and heard.doubt.check == "odd_minutes"
+    assert f'"{slots[-1][1] if offered is None else slots[0][1]}"' in heard.question
+    assert store.bookings(NOW, NOW + timedelta(days=3)) == []  # never a booking
+    if offered is not None:
+        assert f"Did you mean {offered}?" in heard.question
+        booked = dialogue.turn("spoken", "yes", "out_of_scope", [], NOW, commit=True, spoken=True)
+        assert isinstance(booked, Command) and booked.committed
+        assert booked.start.strftime("%H:%M") == offered[:5].rjust(5, "0")
+    elsewhere = [("room", "Denali"), *said[1:]]  # (Everest is taken at that time now)
+    typed = dialogue.turn("typed", text.replace("everest", "denali"), "book_meeting", elsewhere, NOW, commit=True)
+    assert isinstance(typed, Command) and typed.committed, typed  # typed minutes are meant
 
 
 @pytest.mark.parametrize(("text", "slots", "asks"), [
@@ -213,21 +213,16 @@ def test_spoken_minutes_nobody_says_are_asked_typed_ones_booked(tmp_path: Path, 
     ("Book Everest tomorrow at 3 for the budget review.", [("start_time", "3"), ("title", "budget review")], None),
     ("Book Everest tomorrow at 3 for me.", [("start_time", "3")], None),
 ], ids=["misheard length", "a title", "for me"])
-def test_a_spoken_length_heard_but_not_read_is_asked_for(tmp_path: Path, text: str, slots: list[tuple[str, str]],
+def test_a_spoken_length_heard_but_not_read_is_asked_for(dialogue: Dialogue, text: str, slots: list[tuple[str, str]],
                                                           asks: str | None) -> None:
     """"for an hour" heard as "for a hangout": spoken, the default length is not assumed; typed, it is."""
-    store = SqliteStore(tmp_path / "bookings.sqlite")
-    try:
-        dialogue = Dialogue(Dispatcher(store, ROOMS), ROOMS)
-        said = [("room", "Everest"), ("date", "tomorrow"), *slots]
-        heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=False, spoken=True)
-        typed = dialogue.turn("typed", text, "book_meeting", said, NOW, commit=False)
-        assert isinstance(typed, Command), typed
-        if asks is None:
-            assert isinstance(heard, Command), heard
-            return
-        assert isinstance(heard, Clarify) and heard.doubt is not None and heard.doubt.check == "unread", heard
-        assert asks in heard.question and "For how long?" in heard.question and heard.missing == ("duration",)
-    finally:
-        store.close()
+    said = [("room", "Everest"), ("date", "tomorrow"), *slots]
+    heard = dialogue.turn("spoken", text, "book_meeting", said, NOW, commit=False, spoken=True)
+    typed = dialogue.turn("typed", text, "book_meeting", said, NOW, commit=False)
+    assert isinstance(typed, Command), typed
+    if asks is None:
+        assert isinstance(heard, Command), heard
+        return
+    assert isinstance(heard, Clarify) and heard.doubt is not None and heard.doubt.check == "unread", heard
+    assert asks in heard.question and "For how long?" in heard.question and heard.missing == ("duration",)
 
