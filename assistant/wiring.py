@@ -50,10 +50,11 @@ def _say(part: str, message: str) -> None:
     print(f"[{part}] {message}", file=sys.stderr, flush=True)
 
 
-def language_model(settings: Settings, language: str, progress: Progress | None = None) -> NLUModel:
-    """The trained model of a language, loaded from the cache. One the cache lacks is built first by `assistant
-    train` in a process of its own (minutes, with progress): torch and the training's memory never enter this
-    process, which only finds and loads model files."""
+def language_model(settings: Settings, language: str, progress: Progress | None = None,
+                   build: Callable[[str, Progress], None] | None = None) -> NLUModel:
+    """The trained model of a language, loaded from the cache. One the cache lacks is built first, by `build`
+    (language, progress) or else by `assistant train` in a process of its own (minutes, with progress): torch and
+    the training's memory never enter this process, which only finds and loads model files."""
     from models.model_cache import cached_model  # finds the recipe's key; imports no trainer
 
     model = cached_model(settings.cache_dir, language)
@@ -63,7 +64,10 @@ def language_model(settings: Settings, language: str, progress: Progress | None 
     log = settings.cache_dir / "nlu" / f"{language}-build.log"
     _say("nlu", f"no {name} model in {settings.cache_dir / 'nlu'} yet: building it in its own process "
                 f"(`assistant train --language {language}`, minutes; its log: {log})")
-    train_in_subprocess(language, settings.cache_dir, log)(progress or _tenths(name))
+    if build is None:
+        train_in_subprocess(language, settings.cache_dir, log)(progress or _tenths(name))
+    else:
+        build(language, progress or _tenths(name))
     model = cached_model(settings.cache_dir, language)
     if model is None:
         raise ModelUnavailable(f"the {name} model build ended without a model; see {log}")
@@ -350,21 +354,8 @@ def make_language_ready(settings: Settings, workers: Workers, routed: LanguageRo
     """In the background: the language's model (built first when the cache has none), its parser, then its
     recognizer (multilingual: it also tells languages apart for "auto" sessions), installed into the serving
     workers and parser when all are ready."""
-    from models.model_cache import cached_model
-
-    name = get(language).name
-
     def make(progress: Progress, loading: Callable[[], None]) -> tuple[IntentSlotParser, WhisperRecognizer | None]:
-        model = cached_model(settings.cache_dir, language)
-        if model is None:
-            _say("serve", f"no {name} model yet: building it in the background (minutes; English is served now)")
-            if build is None:
-                model = language_model(settings, language, progress)  # `assistant train` in its own process
-            else:
-                build(language, progress)
-                model = cached_model(settings.cache_dir, language)
-                if model is None:
-                    raise ModelUnavailable(f"the {name} model build ended without a model")
+        model = language_model(settings, language, progress, build)  # built first, in this thread, when missing
         loading()
         return (build_parser(settings, model, verbose=True),
                 build_language_recognizer(settings, language))
