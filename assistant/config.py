@@ -258,6 +258,7 @@ class Settings:
     turn: TurnSettings = field(default_factory=TurnSettings)
     limits: LimitsSettings = field(default_factory=LimitsSettings)
     access: AccessSettings = field(default_factory=AccessSettings)
+    models_dir: Path | None = None  # built models by language ("en/", "zh/"); None: the project's models/shipped
     model_server: ModelServerSettings = field(default_factory=ModelServerSettings)
 
 
@@ -327,6 +328,7 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
         xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
         cache_dir = Path(xdg) / "voice-assistant"
     rooms = rooms_base / paths.get("rooms", "rooms.toml")
+    models_dir = Path(paths["models"]).expanduser() if paths.get("models") else None
     timezone = data.get("time", {}).get("timezone", "")
     booking: BookingSettings = _section(BookingSettings, data.get("booking", {}), f"{path} [booking]")
     store = _store(data.get("store", {}), booking, path)
@@ -342,7 +344,7 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
                     serving=_section(ServingSettings, data.get("serving", {}), f"{path} [serving]"),
                     turn=_section(TurnSettings, data.get("turn", {}), f"{path} [turn]"),
                     limits=_section(LimitsSettings, data.get("limits", {}), f"{path} [limits]"),
-                    access=_access(data.get("access", {}), path),
+                    access=_access(data.get("access", {}), path), models_dir=models_dir,
                     model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"))
 
 

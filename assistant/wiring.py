@@ -51,13 +51,16 @@ def _say(part: str, message: str) -> None:
 
 
 def language_model(settings: Settings, language: str, progress: Progress | None = None,
-                   build: Callable[[str, Progress], None] | None = None) -> NLUModel:
-    """The trained model of a language, loaded from the cache. One the cache lacks is built first, by `build`
-    (language, progress) or else by `assistant train` in a process of its own (minutes, with progress): torch and
-    the training's memory never enter this process, which only finds and loads model files."""
-    from models.model_cache import cached_model  # finds the recipe's key; imports no trainer
+                   build: Callable[[str, Progress], None] | None = None, whole: bool | None = None) -> NLUModel:
+    """The trained model of a language: the one shipped with the project (models/shipped), or the cache's
+    whole build when the configured backend needs more than the INT8 file. One that is missing is built first, by
+    `build` (language, progress) or else by `assistant train` in a process of its own (minutes, with progress):
+    torch and the training's memory never enter this process, which only finds and loads model files.
+    `whole`: the build with FP32 ONNX and weights wanted (default: whether the configured backend reads them)."""
+    from models.model_cache import cached_model  # finds the shipped folder or the recipe's key; imports no trainer
 
-    model = cached_model(settings.cache_dir, language)
+    whole = needs_whole_model(settings) if whole is None else whole
+    model = cached_model(settings.cache_dir, language, whole, settings.models_dir)
     if model is not None:
         return model
     name = get(language).name
@@ -68,10 +71,17 @@ def language_model(settings: Settings, language: str, progress: Progress | None 
         train_in_subprocess(language, settings.cache_dir, log)(progress or _tenths(name))
     else:
         build(language, progress or _tenths(name))
-    model = cached_model(settings.cache_dir, language)
+    model = cached_model(settings.cache_dir, language, whole, settings.models_dir)
     if model is None:
         raise ModelUnavailable(f"the {name} model build ended without a model; see {log}")
     return model
+
+
+def needs_whole_model(settings: Settings) -> bool:
+    """Whether the configured backend reads more than a shipped model's INT8 file: the FP32 ONNX (TensorRT's
+    precision files, ONNX Runtime in FP32) or the PyTorch weights. "auto" takes the shipped file on a CPU; on a
+    GPU, `assistant train` first builds the whole model into the cache, where it is found before the shipped."""
+    return settings.nlu.backend not in ("auto", "onnxruntime") or settings.nlu.precision not in ("auto", "int8")
 
 
 def _tenths(name: str) -> Progress:
@@ -137,7 +147,7 @@ def build_language_parser(settings: Settings, verbose: bool = False) -> IntentSl
         return english
 
     def load(code: str) -> IntentSlotParser | None:
-        model = cached_model(settings.cache_dir, code)
+        model = cached_model(settings.cache_dir, code, needs_whole_model(settings), settings.models_dir)
         if model is None:
             return None
         if verbose:

@@ -19,6 +19,8 @@ class OnnxRuntimeBackend:
         if wants_int8 and files.onnx_int8 is None:
             raise FileNotFoundError("no INT8 model: it did not pass the accuracy gate when the model was built")
         path = files.onnx_int8 if wants_int8 and files.onnx_int8 is not None else files.onnx_fp32
+        if not path.exists():
+            raise FileNotFoundError(f"no {path.name} in {path.parent}")
         self._precision = "int8" if wants_int8 else "fp32"
         self._path = path
         session_options = ort.SessionOptions()

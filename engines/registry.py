@@ -57,6 +57,11 @@ def create_backend(name: str, files: JointModelFiles, options: BackendOptions) -
     try:
         backend: NLUBackend = cls(files, options)
     except (ValueError, FileNotFoundError) as exc:
+        if isinstance(exc, FileNotFoundError) and files.onnx_int8 is not None and not files.onnx_fp32.exists():
+            # a shipped model: the INT8 file a CPU serves, not the whole build
+            raise BackendUnavailable(f"backend {name!r} reads the whole model build (FP32 ONNX, weights), and "
+                                     f"{files.folder} holds only the shipped INT8 file: `assistant train` builds "
+                                     "it into the cache, where it is found first") from exc
         raise BackendUnavailable(f"backend {name!r}: {exc}") from exc
     return backend
 

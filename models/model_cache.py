@@ -1,4 +1,10 @@
-"""The trained meeting NLU model in the cache: found by its key, or made by the recipe on first use.
+"""The trained meeting NLU models: shipped with the project (models/shipped/<language>), found in the cache by
+their key, or made by the recipe.
+
+The shipped folder holds what serving on a CPU reads (the INT8 ONNX file, tokenizer, labels, encoder config,
+manifest), exactly as the recipe writes them: `assistant train` copies them there when a build changes them, and
+`assistant train --check` rebuilds from nothing and fails naming any file that differs (CI runs it). The cache
+holds the whole build (FP32 ONNX, PyTorch weights) that the GPU backends and the precision files need.
 
 The cache folder is keyed by everything that changes the model (the recipe's source code, generator and
 training settings, encoder package version), so a changed recipe builds a new model instead of reusing a stale
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -24,16 +31,21 @@ from models.encoders import ENCODERS
 from models.heard.corpus import corpus_digest
 from models.train_config import TrainConfig
 
-__all__ = ["RECIPE_VERSION", "RECIPE_SOURCES", "language_recipe", "model_key", "ensure_meeting_model",
-           "ensure_language_model", "cached_model"]
+__all__ = ["RECIPE_VERSION", "RECIPE_SOURCES", "SHIPPED", "SHIPPED_FILES", "language_recipe", "model_key",
+           "ensure_meeting_model", "ensure_language_model", "cached_model", "shipped_model", "ship",
+           "shipped_differences"]
 
 RECIPE_VERSION = 1
 
 _REPO = Path(__file__).resolve().parents[1]
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+# what a CPU serves from; the manifest is shipped too but holds measurements of the machine that built it
+SHIPPED_FILES = ("model.int8.onnx", "tokenizer.json", "labels.json", "encoder_config.json")
 # The code that decides what the model learns: templates, value renderers, training, export, quantization and
 # the accuracy gate that decides whether the INT8 file is kept.
 RECIPE_SOURCES = ("models/datagen/*.py", "models/train.py", "models/train_config.py", "models/export.py",
                   "models/quantize.py", "models/accuracy_gate.py", "models/recipe.py", "engines/torch_joint.py",
+                  "models/vocabulary.py", "models/reproducible.py",
                   "models/heard/corpus.py",  # which rows of the heard corpus training reads (the file: "heard")
                   "assistant/nlu/tokenizer.py", "assistant/nlu/bio.py",  # words and tags: what each token learns
                   "assistant/language/script.py")  # the characters the tokenizer reads one a token
@@ -113,7 +125,54 @@ def ensure_language_model(cache_dir: Path, language: str, rebuild: bool = False,
     return ensure_meeting_model(cache_dir, rebuild, generator, training, progress)
 
 
-def cached_model(cache_dir: Path, language: str) -> NLUModel | None:
-    """The language's model when it is already built; None when building it would take minutes."""
-    folder = cache_dir / "nlu" / model_key(*language_recipe(language))
+def cached_model(cache_dir: Path, language: str, whole: bool = False, shipped: Path | None = None
+                 ) -> NLUModel | None:
+    """The language's model without building anything: the cache's whole build of the current recipe, else the
+    shipped one (INT8 only; not when `whole`, the FP32 files and weights wanted) in `shipped` (default:
+    models/shipped; `[paths] models`). None: it must be built."""
+    try:
+        folder = cache_dir / "nlu" / model_key(*language_recipe(language))
+    except ModelUnavailable:  # the encoder packages (a build's inputs) are not installed: only shipped models
+        folder = None
+    if folder is not None and (folder / "manifest.json").exists():
+        return load_model(folder)
+    return None if whole else shipped_model(language, shipped)
+
+
+def shipped_model(language: str, shipped: Path | None = None) -> NLUModel | None:
+    """The language's model in `shipped` (default: models/shipped), or None."""
+    folder = (shipped or SHIPPED) / language
     return load_model(folder) if (folder / "manifest.json").exists() else None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def shipped_differences(model: NLUModel, language: str) -> list[str]:
+    """Each shipped file that is not the built model's, in words (empty: the shipped model is this build)."""
+    out = []
+    for name in SHIPPED_FILES:
+        built, shipped = model.folder / name, SHIPPED / language / name
+        if not built.exists() or not shipped.exists():
+            out.append(f"{language}/{name}: {'built' if built.exists() else 'not built'}, "
+                       f"{'shipped' if shipped.exists() else 'not shipped'}")
+        elif _sha256(built) != _sha256(shipped):
+            out.append(f"{language}/{name}: built sha256 {_sha256(built)[:16]} ({built.stat().st_size} bytes), "
+                       f"shipped {_sha256(shipped)[:16]} ({shipped.stat().st_size} bytes)")
+    return out
+
+
+def ship(model: NLUModel, language: str) -> bool:
+    """Copy the build's files into models/shipped/<language> when they differ from what is there (a build of an
+    unchanged recipe leaves the repository untouched). True when anything was copied."""
+    if not (model.folder / SHIPPED_FILES[0]).exists():
+        raise ModelUnavailable(f"the {language} build has no INT8 file (it failed the accuracy gate: "
+                               f"{model.folder / 'manifest.json'}); nothing small enough to ship")
+    if not shipped_differences(model, language):
+        return False
+    target = SHIPPED / language
+    target.mkdir(parents=True, exist_ok=True)
+    for name in (*SHIPPED_FILES, "manifest.json"):
+        shutil.copyfile(model.folder / name, target / name)
+    return True

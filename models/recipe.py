@@ -30,11 +30,20 @@ from models.accuracy_gate import MAX_DROP_POINTS, accepted, drops
 from models.datagen.splits import GeneratorConfig, generate_splits
 from models.encoder import encoder_dir
 from models.encoders import ENCODERS
+from models.example import Example
 from models.export import export_onnx, max_abs_difference
 from models.heard.corpus import corpus_summary, heard_examples
-from models.quantize import MAX_FLOAT_LAYERS, most_changing_layers, quantize_int8
+from models.quantize import (
+    MAX_FLOAT_LAYERS,
+    TABLE_FORMATS,
+    most_changing_layers,
+    quantize_int8,
+    quantize_word_embeddings,
+)
+from models.reproducible import BUILD_THREADS
 from models.train import Feature, evaluate, featurize, torch_runner, train_joint_model
 from models.train_config import TrainConfig
+from models.vocabulary import VocabularyTrim, kept_pieces, trim_encoder_folder
 
 __all__ = ["build_meeting_nlu", "chinese_characters_apart", "MAX_PARITY_DIFF", "Progress", "STAGES"]
 
@@ -86,15 +95,11 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     started = time.monotonic()
     report = _reporter(progress)
     report("generating", 0.0)
-    seconds: dict[str, float] = {}
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    torch.set_num_threads(BUILD_THREADS)  # the order of a reduction follows the threads (models/reproducible.py)
     source = source or encoder_dir()
     tokenizer_json = json.loads((source / "tokenizer.json").read_text())
     if get(generator.language).model.characters_apart:
         tokenizer_json = chinese_characters_apart(tokenizer_json)
-    (out_dir / "tokenizer.json").write_text(json.dumps(tokenizer_json, ensure_ascii=False))
-    shutil.copy(source / "config.json", out_dir / "encoder_config.json")
-    tokenizer = WordPieceTokenizer(out_dir / "tokenizer.json")
     labels = LabelSet(INTENTS, tuple(bio_labels(SLOT_NAMES)))
     labels.save(out_dir / "labels.json")
 
@@ -105,6 +110,40 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     heard, heard_dev = heard_examples(generator.language), heard_examples(generator.language, "dev")
     if heard:
         _say(f"with {len(heard)} recognized requests of the heard corpus ({len(heard_dev)} more for dev)")
+    trimmed = out_dir / "pretrained"  # inside the staging folder: a killed build leaves nothing elsewhere
+    trimmed.mkdir()
+    try:
+        vocabulary = _trimmed_encoder(source, trimmed, tokenizer_json, [e.text for e in train + heard])
+        shutil.copy(trimmed / "tokenizer.json", out_dir / "tokenizer.json")
+        shutil.copy(trimmed / "config.json", out_dir / "encoder_config.json")
+        tokenizer = WordPieceTokenizer(out_dir / "tokenizer.json")
+        _train_and_check(out_dir, trimmed, generator, training, key, tokenizer, labels, (train, dev, heard, heard_dev),
+                         vocabulary, started, report)
+    finally:
+        shutil.rmtree(trimmed, ignore_errors=True)
+
+
+def _trimmed_encoder(source: Path, target: Path, tokenizer_json: dict[str, Any], texts: list[str]) -> VocabularyTrim:
+    """The pretrained encoder with its vocabulary trimmed (models/vocabulary.py), written to `target`; checked to
+    cut the training text into the very pieces the full vocabulary does."""
+    english = None
+    if tokenizer_json["model"]["type"] != "WordPiece":  # multilingual: its Latin pieces kept where English words
+        english = set(json.loads((encoder_dir() / "tokenizer.json").read_text())["model"]["vocab"])
+    keep, trim = kept_pieces(tokenizer_json, texts, english)
+    trim_encoder_folder(source, target, tokenizer_json, keep)
+    full, cut = WordPieceTokenizer.from_json(tokenizer_json), WordPieceTokenizer(target / "tokenizer.json")
+    for before, after in zip(full.tokenize(texts), cut.tokenize(texts), strict=True):
+        if [keep[i] for i in after.ids] != before.ids:
+            raise RuntimeError("the trimmed vocabulary cuts a training request differently from the full one")
+    _say(f"vocabulary trimmed to {trim.kept} of {trim.before} pieces ({trim.from_text} used by the training text)")
+    return trim
+
+
+def _train_and_check(out_dir: Path, source: Path, generator: GeneratorConfig, training: TrainConfig, key: str,
+                     tokenizer: WordPieceTokenizer, labels: LabelSet, data: tuple[list[Example], ...],
+                     vocabulary: VocabularyTrim, started: float, report: Callable[[str, float], None]) -> None:
+    train, dev, heard, heard_dev = data
+    seconds: dict[str, float] = {}
     train_features = featurize(train + heard, tokenizer, training.max_tokens)
     dev_features = featurize(dev, tokenizer, training.max_tokens)
     heard_dev_features = featurize(heard_dev, tokenizer, training.max_tokens)
@@ -131,8 +170,8 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
     files = JointModelFiles(out_dir / "model.onnx", None, out_dir / "joint_model.safetensors",
                             out_dir / "encoder_config.json", len(labels.intents), len(labels.slot_labels))
     fp32_scores = evaluate(OnnxRuntimeBackend(files, BackendOptions("fp32")).run, dev_features, tokenizer, labels)
-    int8_scores, int8_ok, float_layers = _int8(out_dir, files, generator, training, tokenizer, labels,
-                                               dev_features, fp32_scores.as_dict(), report)
+    int8_scores, int8_ok, float_layers, table_format = _int8(out_dir, files, generator, training, tokenizer,
+                                                             labels, dev_features, fp32_scores.as_dict(), report)
     heard_scores = _heard_dev(out_dir, files, int8_ok, heard_dev_features, tokenizer, labels)
 
     manifest = {
@@ -144,6 +183,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
         "training": asdict(training),
         "train_requests": len(train_features),
         "dev_requests": len(dev_features),
+        "vocabulary": vocabulary.as_dict(),
         "dev": {"torch_fp32": torch_scores.as_dict(), "onnx_fp32": fp32_scores.as_dict(),
                 "onnx_int8": int8_scores.as_dict()},
         # what it was trained on besides the generated text: voices, recognizers, counts (None: no heard corpus)
@@ -152,6 +192,7 @@ def build_meeting_nlu(out_dir: Path, generator: GeneratorConfig, training: Train
         "heard_dev": heard_scores,
         "int8_kept": int8_ok,
         "int8_float_layers": list(float_layers),
+        "int8_word_embeddings": table_format,
         "int8_max_drop_points": MAX_DROP_POINTS,
         "onnx_vs_torch_max_abs_diff": parity,
         "build_seconds": round(time.monotonic() - started, 1),
@@ -180,10 +221,11 @@ def _heard_dev(out_dir: Path, files: JointModelFiles, int8_kept: bool, features:
 
 def _int8(out_dir: Path, files: JointModelFiles, generator: GeneratorConfig, training: TrainConfig,
           tokenizer: WordPieceTokenizer, labels: LabelSet, dev_features: list[Feature], fp32: dict[str, Any],
-          report: Callable[[str, float], None]) -> tuple[Any, bool, tuple[str, ...]]:
+          report: Callable[[str, float], None]) -> tuple[Any, bool, tuple[str, ...], str]:
     """The CPU's INT8 file, gated on dev: all weight products quantized; where that fails the gate, the layers
-    whose quantization moves the outputs most on calibration requests kept float, one more at a time
-    (models/quantize.py). Returns its dev scores, whether it was kept, and the layers left float."""
+    whose quantization moves the outputs most on calibration requests kept float, one more at a time; then the
+    word embedding table stored as int8 rows, else float16, else float (models/quantize.py). Returns its dev
+    scores, whether it was kept, the layers left float and the table's format."""
     fp32_path, int8_path = out_dir / "model.onnx", out_dir / "model.int8.onnx"
 
     def dev_scores(path: Path) -> Any:
@@ -191,7 +233,7 @@ def _int8(out_dir: Path, files: JointModelFiles, generator: GeneratorConfig, tra
                                      files.num_slot_labels)
         return evaluate(OnnxRuntimeBackend(int8_files, BackendOptions("int8")).run, dev_features, tokenizer, labels)
 
-    _say("quantizing INT8 (dynamic, per channel, word embeddings float) and checking it on dev")
+    _say("quantizing INT8 (dynamic, weight products per channel) and checking it on dev")
     float_layers: tuple[str, ...] = ()
     quantize_int8(fp32_path, int8_path)
     scores = dev_scores(int8_path)
@@ -212,7 +254,18 @@ def _int8(out_dir: Path, files: JointModelFiles, generator: GeneratorConfig, tra
                 break
     if not kept:
         int8_path.unlink()
-    return scores, kept, float_layers if kept else ()
+        return scores, kept, (), "float32"
+    body = int8_path.read_bytes()
+    for table_format in TABLE_FORMATS:  # the word embeddings stored smaller, where the gate still accepts it
+        quantize_word_embeddings(int8_path, table_format)
+        smaller = dev_scores(int8_path)
+        good = accepted(drops(fp32, smaller.as_dict()))
+        _say(f"INT8 with word embeddings as {table_format}: {smaller.line()} -> "
+             f"{'kept' if good else 'over the accuracy gate'}")
+        if good:
+            return smaller, kept, float_layers, table_format
+        int8_path.write_bytes(body)
+    return scores, kept, float_layers, "float32"
 
 
 def _logit_change(files: JointModelFiles, generator: GeneratorConfig, training: TrainConfig,

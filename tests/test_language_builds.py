@@ -36,7 +36,7 @@ NOW, TZ = "2026-12-02T10:00:00", "Asia/Shanghai"
 
 def _cache_without_chinese(real: Path, english: NLUModel, tmp: Path) -> Path:
     """A cache that holds what the real one does (speech models, encoders, the English model), but no Chinese
-    model."""
+    model (and the settings name an empty folder for the shipped ones)."""
     cache = tmp / "cache"
     (cache / "nlu").mkdir(parents=True)
     for entry in real.iterdir():
@@ -88,7 +88,8 @@ class _Serving:
 def building(tmp_path: Path, settings: Settings, meeting_model: NLUModel, chinese_model: NLUModel
              ) -> Iterator[tuple[str, HeldBuild, VoiceServer]]:
     cache = _cache_without_chinese(settings.cache_dir, meeting_model, tmp_path)
-    tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}"])
+    tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}",
+                                                    f"paths.models={json.dumps(str(tmp_path / 'none'))}"])
     held = HeldBuild(chinese_model, cache)
     server = build_voice_server(tmp_settings, tmp_path / "bookings.sqlite", build_missing=held)
     port = free_ports(1)[0]
@@ -175,7 +176,8 @@ def test_chinese_is_served_once_built(building: tuple[str, HeldBuild, VoiceServe
 def test_a_build_that_fails_is_reported_without_its_internals_and_english_goes_on(
         tmp_path: Path, settings: Settings, meeting_model: NLUModel) -> None:
     cache = _cache_without_chinese(settings.cache_dir, meeting_model, tmp_path)
-    tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}"])
+    tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}",
+                                                    f"paths.models={json.dumps(str(tmp_path / 'none'))}"])
 
     def broken(language: str, progress: Any) -> None:
         progress("training", 0.25)

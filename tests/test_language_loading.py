@@ -31,7 +31,8 @@ def _cache_with(tmp_path: Path, *models: NLUModel) -> Path:
 def test_english_text_is_parsed_while_chinese_is_not_built(settings: Settings, meeting_model: NLUModel,
                                                            chinese_model: NLUModel, tmp_path: Path) -> None:
     cache = _cache_with(tmp_path / "cache", meeting_model)
-    mine = replace(settings, cache_dir=cache, nlu=replace(settings.nlu, languages=["en", "zh"]))
+    mine = replace(settings, cache_dir=cache, models_dir=tmp_path / "nothing shipped",
+                   nlu=replace(settings.nlu, languages=["en", "zh"]))
     parser = build_language_parser(mine)
     assert isinstance(parser, LanguageRoutedParser) and parser.parsers["zh"] is None
     english, chinese = parser.parse_many(["book everest tomorrow at 9", "帮我订明天上午九点的会议室"])
@@ -50,7 +51,8 @@ def test_parse_answers_english_from_the_cache_and_never_loads_the_trainer(meetin
                                                                          tmp_path: Path) -> None:
     cache = _cache_with(tmp_path / "cache", meeting_model)
     probe = ("import json, sys; from assistant.cli import main; code = main(['parse', '--set', "
-             f"'paths.cache_dir={json.dumps(str(cache))}', 'book everest tomorrow at 9']); "
+             f"'paths.cache_dir={json.dumps(str(cache))}', '--set', 'paths.models={json.dumps(str(tmp_path))}', "
+             "'book everest tomorrow at 9']); "
              "print(json.dumps({'code': code, 'trainer': sorted(m for m in ('torch', 'transformers') if m in "
              "sys.modules)}))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -1,5 +1,6 @@
 """The CPU's INT8 files: every model, English and Chinese, ships one that passed the accuracy gate, with the word
-embeddings left float; the layers a failing file would keep float are found and left float (models/quantize.py)."""
+embedding table stored apart (int8 with a scale per row, or float16: the manifest says which); the layers a failing
+file would keep float are found and left float (models/quantize.py)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,13 @@ def test_each_model_ships_an_int8_file_that_passed_the_gate(request: pytest.Fixt
     assert ops["MatMulInteger"] > 0 and ops["Gather"] >= 1  # products quantized ...
     vocabulary = json.loads(model.files.encoder_config.read_text())["vocab_size"]
     graph = onnx.load(str(model.files.onnx_int8), load_external_data=False).graph
-    word_embeddings = [init for init in graph.initializer if init.dims and init.dims[0] == vocabulary]
-    assert word_embeddings and all(e.data_type == onnx.TensorProto.FLOAT for e in word_embeddings)  # ... not these
+    tables = {init.name: init for init in graph.initializer if init.dims and init.dims[0] == vocabulary}
+    stored = {"int8": onnx.TensorProto.INT8, "float16": onnx.TensorProto.FLOAT16,
+              "float32": onnx.TensorProto.FLOAT}[manifest["int8_word_embeddings"]]
+    words = [init for name, init in tables.items() if "word_embeddings" in name and not name.endswith(".scale")]
+    assert len(words) == 1 and words[0].data_type == stored  # ... and the table as the gate accepted it
+    assert ops["DynamicQuantizeLinear"] > 0 and not any(  # never ONNX Runtime's one scale for the whole table
+        node.op_type == "DequantizeLinear" and words[0].name in node.input for node in graph.node)
 
 
 def test_layers_kept_float_are_left_float_and_ranked_by_how_far_they_move_the_outputs(

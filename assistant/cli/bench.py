@@ -118,6 +118,22 @@ def _cmd_bench_encoders(args: argparse.Namespace) -> int:
                                                  args.seconds, args.json))
 
 
+def _cmd_bench_model_files(args: argparse.Namespace) -> int:
+    from assistant.bench.model_files import ModelFilesOptions, run_model_files_bench
+
+    folders: dict[str, Path] = {}
+    for item in args.folder:
+        label, _, folder = item.partition("=")
+        if not label or not folder or not Path(folder).is_dir():
+            raise ConfigError(f"--folder {item!r}: expected LABEL=DIR, DIR a model folder")
+        folders[label] = Path(folder)
+    if not folders:
+        from models.model_cache import SHIPPED
+
+        folders = {f"{language} shipped": SHIPPED / language for language in CODES}
+    return run_model_files_bench(ModelFilesOptions(folders, args.samples, args.requests, args.json))
+
+
 def _cmd_bench_turns(args: argparse.Namespace) -> int:
     from assistant.bench.turns import POLICIES, SPLITS, TurnsBenchOptions, known_policy, run_turns_bench
 
@@ -270,6 +286,15 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     encoders.add_argument("--seconds", type=float, default=3.0, help="measuring time per case")
     encoders.add_argument("--json", type=Path, help="write the report here")
     encoders.set_defaults(func=_cmd_bench_encoders)
+    files = bench.add_parser("model-files", parents=[common],
+                             help="what a served model folder costs: file size, load time, memory, latency, dev "
+                                  "scores, folders side by side")
+    files.add_argument("--folder", action="append", default=[], metavar="LABEL=DIR",
+                       help="a model folder (repeat to compare); default: the shipped English and Chinese models")
+    files.add_argument("--samples", type=int, default=5, help="fresh processes per folder (default 5)")
+    files.add_argument("--requests", type=int, default=200, help="dev requests timed in each (default 200)")
+    files.add_argument("--json", type=Path, help="write the report here")
+    files.set_defaults(func=_cmd_bench_model_files)
     turns = bench.add_parser("turns", parents=[common],
                              help="end-of-turn policies side by side: false cutoffs at pauses, wait, right bookings")
     turns.add_argument("--pauses", type=Path, default=corpus.parent / "pauses", help="the pause corpus")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,15 +20,32 @@ def _progress_line(stage: str, done: float) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from models.model_cache import ensure_language_model  # the build side: this command is where models are made
+    # the build side: this command is where models are made, held to one numeric setting (models/reproducible.py)
+    from models.reproducible import run_pinned
+
+    run_pinned()
+    from models.model_cache import ensure_language_model, ship, shipped_differences
 
     settings = settings_of(args)
     languages = list(CODES) if args.language == "all" else [args.language]
+    differing: list[str] = []
     for language in languages:
-        model = ensure_language_model(settings.cache_dir, language, rebuild=args.force,
+        model = ensure_language_model(settings.cache_dir, language, rebuild=args.force or args.check,
                                       progress=_progress_line if args.progress_json else None)
-        print(json.dumps({"language": language, "folder": str(model.folder), "dev": model.manifest["dev"],
-                          "int8_kept": model.manifest["int8_kept"]}, indent=2))
+        report = {"language": language, "folder": str(model.folder), "dev": model.manifest["dev"],
+                  "int8_kept": model.manifest["int8_kept"]}
+        if args.check:
+            differing += shipped_differences(model, language)
+        elif not args.no_ship:
+            report["shipped"] = "updated" if ship(model, language) else "unchanged"
+        print(json.dumps(report, indent=2), flush=True)
+    if differing:
+        print("the shipped models are not what the recipe builds (`assistant train` ships the new files; "
+              "commit them with the recipe change):\n  " + "\n  ".join(differing), file=sys.stderr)
+        return 1
+    if args.check:
+        print(f"the shipped models of {', '.join(languages)} are what the recipe builds (sha256 of "
+              "every shipped file)", file=sys.stderr)
     return 0
 
 
@@ -111,8 +129,14 @@ def _cmd_build_corpus(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    train = sub.add_parser("train", parents=[common], help="build the NLU model now (normally on first use)")
+    train = sub.add_parser("train", parents=[common],
+                           help="build the NLU models into the cache (the whole build) and copy what a CPU "
+                                "serves into models/shipped where it changed")
     train.add_argument("--force", action="store_true", help="rebuild even if a cached model exists")
+    train.add_argument("--check", action="store_true",
+                       help="rebuild from nothing and fail, naming each file, where the shipped model differs (CI)")
+    train.add_argument("--no-ship", action="store_true",
+                       help="leave models/shipped as it is (a server's build of a missing model)")
     train.add_argument("--progress-json", action="store_true",
                        help='print {"stage": ..., "done": 0-1} lines while building (a server reads them)')
     train.add_argument("--language", choices=["all", *CODES], default="all",

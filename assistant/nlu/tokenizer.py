@@ -10,10 +10,12 @@ is always an exact substring of what was said.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,14 +49,22 @@ class Batch:
 
 
 class WordPieceTokenizer:
-    def __init__(self, tokenizer_file: Path) -> None:
-        self._tok = Tokenizer.from_file(str(tokenizer_file))
+    def __init__(self, tokenizer_file: Path | None = None, tokenizer: Tokenizer | None = None) -> None:
+        if tokenizer is None:
+            if tokenizer_file is None:
+                raise ValueError("a tokenizer file or a tokenizer")
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tok = tokenizer
         # The model package ships fixed padding to 128 and truncation; we pad per batch and refuse long input.
         self._tok.no_padding()
         self._tok.no_truncation()
         pad_id = self._tok.token_to_id("[PAD]")  # WordPiece's; SentencePiece (XLM-R) calls it <pad>
         pad_id = self._tok.token_to_id("<pad>") if pad_id is None else pad_id
         self.pad_id = 0 if pad_id is None else pad_id
+
+    @classmethod
+    def from_json(cls, tokenizer_json: dict[str, Any]) -> WordPieceTokenizer:
+        return cls(tokenizer=Tokenizer.from_str(json.dumps(tokenizer_json)))
 
     def tokenize(self, texts: Sequence[str]) -> list[TokenizedText]:
         texts = list(texts)

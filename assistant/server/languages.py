@@ -133,7 +133,7 @@ def train_in_subprocess(language: str, cache_dir: Path, log_file: Path) -> Calla
 
     def build(progress: Progress) -> None:
         command = [sys.executable, "-m", "assistant", "train", "--language", language, "--progress-json",
-                   "--set", f"paths.cache_dir={json.dumps(str(cache_dir))}"]
+                   "--no-ship", "--set", f"paths.cache_dir={json.dumps(str(cache_dir))}"]
         if shutil.which("nice"):
             command = ["nice", "-n", "10", *command]
         log_file.parent.mkdir(parents=True, exist_ok=True)
