@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from assistant.nlu.model_folder import NLUModel
@@ -9,13 +11,17 @@ def tokenizer(meeting_model: NLUModel) -> WordPieceTokenizer:
     return WordPieceTokenizer(meeting_model.tokenizer_file)
 
 
-def test_words_follow_bert_pre_tokenizer_and_offsets_are_exact(tokenizer: WordPieceTokenizer) -> None:
+def test_words_follow_bert_pre_tokenizer_and_offsets_are_exact(tokenizer: WordPieceTokenizer,
+                                                               meeting_model: NLUModel) -> None:
+    tokenizer_file = meeting_model.tokenizer_file
     text = "Book Kilimanjaro at 3.45pm, uh, 10-11"
     (item,) = tokenizer.tokenize([text])
     words = [text[s:e] for s, e in item.word_spans]
     assert words == ["Book", "Kilimanjaro", "at", "3", ".", "45pm", ",", "uh", ",", "10", "-", "11"]
-    # [CLS] first, [SEP] last; every word's first token points inside the sequence
-    assert item.ids[0] == 101 and item.ids[-1] == 102
+    # [CLS] first, [SEP] last (their ids are the trimmed vocabulary's: models/vocabulary.py renumbers the pieces);
+    # every word's first token points inside the sequence
+    vocabulary = json.loads(tokenizer_file.read_text())["model"]["vocab"]
+    assert item.ids[0] == vocabulary["[CLS]"] and item.ids[-1] == vocabulary["[SEP]"]
     assert all(0 < t < item.num_tokens - 1 for t in item.word_first_token)
     # "kilimanjaro" is several word pieces, tagged on the first only
     assert item.word_first_token[2] - item.word_first_token[1] > 1
