@@ -157,9 +157,9 @@ def shipped_differences(model: NLUModel, language: str) -> list[str]:
         if not built.exists() or not shipped.exists():
             out.append(f"{language}/{name}: {'built' if built.exists() else 'not built'}, "
                        f"{'shipped' if shipped.exists() else 'not shipped'}")
-        elif _sha256(built) != _sha256(shipped):
-            out.append(f"{language}/{name}: built sha256 {_sha256(built)[:16]} ({built.stat().st_size} bytes), "
-                       f"shipped {_sha256(shipped)[:16]} ({shipped.stat().st_size} bytes)")
+        elif (built_hash := _sha256(built)) != (shipped_hash := _sha256(shipped)):
+            out.append(f"{language}/{name}: built sha256 {built_hash[:16]} ({built.stat().st_size} bytes), "
+                       f"shipped {shipped_hash[:16]} ({shipped.stat().st_size} bytes)")
     return out
 
 
