@@ -20,11 +20,9 @@ and per voice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import tempfile
-import time
 import wave
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -39,12 +37,13 @@ from tqdm import tqdm
 from assistant.audio.stream import VoiceStream
 from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
+from assistant.bench.turn_driver import Timed, drive
 from assistant.config import Settings
 from assistant.language.registry import DEFAULT, get
-from assistant.text_pipeline import TextPipeline, Turn, spoken_turn
-from assistant.turn.models import SOUND, Reading, turn_model
+from assistant.text_pipeline import TextPipeline
+from assistant.turn.models import turn_model
 from assistant.turn.policy import TurnSettings
-from assistant.turn.taker import ReadDue, TurnEnded, TurnTaker
+from assistant.turn.taker import TurnTaker
 
 __all__ = ["TurnsBenchOptions", "TurnItem", "load_turn_items", "run_turns_bench", "POLICIES"]
 
@@ -122,21 +121,6 @@ class TurnsBenchOptions:
     before: Callable[[], dict[str, Any]] | None = None  # gives the same bench's report on the code before a change
 
 
-class _Timed:
-    """A model call cached per input, with the time it took the first time (every policy pays that cost)."""
-
-    def __init__(self, call: Callable[[bytes], Any]) -> None:
-        self._call, self._seen = call, dict[str, tuple[Any, float]]()
-
-    def __call__(self, audio: bytes) -> tuple[Any, float]:
-        key = hashlib.sha1(audio).hexdigest()
-        if key not in self._seen:
-            started = time.perf_counter()
-            out = self._call(audio)
-            self._seen[key] = (out, (time.perf_counter() - started) * 1e3)
-        return self._seen[key]
-
-
 @dataclass
 class _TurnRun:
     file: str
@@ -161,14 +145,13 @@ class _TurnRun:
 
 
 class _Runner:
-    """One policy on one turn: the server's turn taker fed the turn's audio in audio time; each read and each
-    turn's end computed here as the session computes them."""
+    """One policy on one turn: the server's turn taker fed the turn's audio in audio time, its decisions run by
+    the server's utterance runner on timed ports (turn_driver.py)."""
 
     def __init__(self, settings: Settings, pipeline_for: Callable[[Path], TextPipeline],
-                 recognizers: dict[str, _Timed], smart_turn: _Timed | None) -> None:
+                 recognizers: dict[str, Timed], smart_turn: Timed | None) -> None:
         self.settings, self.pipeline_for, self.recognizers, self.smart_turn = settings, pipeline_for, recognizers, \
             smart_turn
-        self.recognize = recognizers[DEFAULT.code]
 
     def taker(self, policy: str) -> TurnTaker:
         """The server's stream ([audio], [turn]) without partials; a fixed-hangover policy reads no pauses."""
@@ -193,25 +176,17 @@ class _Runner:
         now = datetime.fromisoformat(CORPUS_NOW).replace(tzinfo=ZoneInfo(CORPUS_TZ))
         with wave.open(str(item.file), "rb") as wav:
             pcm = wav.readframes(wav.getnframes())
-        taker, out = self.taker(policy), _TurnRun(item.file.name, item.voice, item.split)
-        self.recognize = self.recognizers[item.language]
-        out.cutoffs = [False] * len(item.pauses)
-        ready: dict[int, float] = {}  # utterance -> audio time its last read was ready
-        said: dict[int, str] = {}  # utterance -> the words its turn was acted on
-        pending = taker.feed(pcm)
-        finished = False
-        while pending or not finished:
-            if not pending:
-                pending, finished = taker.finish(), True
-                continue
-            decision = pending.pop(0)
-            if isinstance(decision, ReadDue):
-                reading, cost = self._read(taker, decision, pipeline, now, said)
-                out.reads += 1
-                ready[decision.utterance] = decision.at_ms + cost
-                pending += taker.answer(reading)
-            elif isinstance(decision, TurnEnded):
-                self._ended(decision, item, out, pipeline, now, said, ready.pop(decision.utterance, 0.0))
+        timed = drive(self.taker(policy), pcm, self.recognizers[item.language], self.smart_turn, pipeline,
+                      item.language, now)
+        out = _TurnRun(item.file.name, item.voice, item.split, reads=timed.reads, heard=timed.heard,
+                       utterances=len(timed.ended), ended_by=[e.ended_by for e in timed.ended])
+        out.cutoffs = [any(start <= e.decided_ms <= end + 100 for e in timed.ended) for start, end in item.pauses]
+        speech_end = item.segments_ms[-1][1] if item.segments_ms else None
+        for ended, done in zip(timed.ended, timed.done_ms, strict=True):
+            last_words = ended.end_ms if speech_end is None else speech_end
+            if ended.end_ms >= last_words - 300:  # the utterance that holds the turn's last words
+                out.wait_ms = done - last_words
+                out.decided_ms = ended.decided_ms - last_words
         bookings = pipeline.store.bookings(datetime(2000, 1, 1, tzinfo=ZoneInfo("UTC")),
                                            datetime(2100, 1, 1, tzinfo=ZoneInfo("UTC")))
         meant = [b for b in bookings if b.room == item.room and b.start == datetime.fromisoformat(item.start) and
@@ -219,46 +194,6 @@ class _Runner:
         out.right = len(bookings) == len(meant) == 1
         out.wrong = len(bookings) > len(meant)
         return out
-
-    @staticmethod
-    def _turn(text: str, now: datetime, said: dict[int, str], reopens: int | None, preview: bool = False) -> Turn:
-        """As the session makes it: a turn that reopens one whose words are known carries the words it adds."""
-        return spoken_turn(text, "bench", now, said.get(reopens) if reopens is not None else None, preview=preview)
-
-    def _ended(self, ended: TurnEnded, item: TurnItem, out: _TurnRun, pipeline: TextPipeline, now: datetime,
-               said: dict[int, str], read_ready: float) -> None:
-        out.utterances += 1
-        out.ended_by.append(ended.ended_by)
-        for i, (gap_start, gap_end) in enumerate(item.pauses):
-            out.cutoffs[i] |= gap_start <= ended.decided_ms <= gap_end + 100
-        ready = max(float(ended.decided_ms), read_ready)  # the decision waited for the read at the last pause
-        text, cost = (ended.heard, 0.0) if ended.heard is not None else self.recognize(ended.audio)
-        out.heard.append(str(text))
-        started = time.perf_counter()
-        if text:
-            turn = self._turn(text, now, said, ended.reopens)  # the recognizer's text: its n-best along
-            said[ended.utterance] = str(text)
-            pipeline.act_many([turn], commit=True)
-        done = ready + cost + (time.perf_counter() - started) * 1e3
-        speech_end = item.segments_ms[-1][1] if item.segments_ms else ended.end_ms
-        if ended.end_ms >= speech_end - 300:  # the utterance that holds the turn's last words
-            out.wait_ms = done - speech_end
-            out.decided_ms = ended.decided_ms - speech_end
-
-    def _read(self, taker: TurnTaker, due: ReadDue, pipeline: TextPipeline, now: datetime, said: dict[int, str]
-              ) -> tuple[Reading, float]:
-        """What the session reads at a pause, and what it cost."""
-        if taker.model.listens == SOUND:
-            assert self.smart_turn is not None
-            probability, cost = self.smart_turn(due.audio)
-            return Reading(probability=float(probability)), cost
-        text, cost = self.recognize(due.audio)
-        if not str(text).strip():
-            return Reading(str(text)), cost
-        started = time.perf_counter()
-        outcome = pipeline.act_many([self._turn(text, now, said, due.reopens, preview=True)], commit=False)[0]
-        cost += (time.perf_counter() - started) * 1e3
-        return Reading(text, outcome.result, outcome.confidence), cost
 
 
 def _scores(runs: Sequence[_TurnRun]) -> dict[str, Any]:
@@ -311,12 +246,12 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
         from assistant.turn.smart_turn import SmartTurn
 
         model = SmartTurn()
-        smart_turn = _Timed(lambda audio: model.probabilities([audio])[0])
-    recognizers = {DEFAULT.code: _Timed(recognizer.transcribe)}
+        smart_turn = Timed(lambda audio: model.probabilities([audio])[0])
+    recognizers = {DEFAULT.code: Timed(recognizer.transcribe)}
     for language in dict.fromkeys(i.language for i in items if i.language != DEFAULT.code):
         other = build_language_recognizer(settings, language)
         if other is not None:
-            recognizers[language] = _Timed(other.transcribe)
+            recognizers[language] = Timed(other.transcribe)
         else:  # [nlu] languages without it: its turns are not heard here
             print(f"[bench] {sum(i.language == language for i in items)} {get(language).name} turns left out: this "
                   "configuration does not hear it ([nlu] languages)", file=sys.stderr)
