@@ -143,7 +143,7 @@ def test_a_move_keeps_what_someone_changed_meanwhile(
         component["DESCRIPTION"] = "bring the slides"
         event.save()
 
-    put = store._put
+    put = store.http.put
     edits = []
 
     def put_after_an_edit(href: str, text: str, condition: Any) -> str | None:
@@ -152,7 +152,7 @@ def test_a_move_keeps_what_someone_changed_meanwhile(
             edits.append(href)
         return put(href, text, condition)
 
-    monkeypatch.setattr(store, "_put", put_after_an_edit)
+    monkeypatch.setattr(store.http, "put", put_after_an_edit)
     moved = store.reschedule(made.booking.id, NINE + timedelta(hours=1), NINE + timedelta(hours=2), "k2")
     assert edits and isinstance(moved, Booked) and moved.booking.start == NINE + timedelta(hours=1)
     event = icalendar.Calendar.from_ical(calendar.event_by_uid(made.booking.id).data).walk("VEVENT")[0]
@@ -193,7 +193,7 @@ def test_server_down_books_nothing_says_so_and_the_retry_books_once(tmp_path: Pa
     server.stop()
     with pytest.raises(StoreUnavailable, match="not answering"):
         store.book(meeting(), "k1")
-    store._health = (float("-inf"), None)  # ask again now rather than in a few seconds
+    store.http._health = (float("-inf"), None)  # ask again now rather than in a few seconds
     assert "not answering" in str(store.problem())
     server.start()
     outcome = store.book(meeting(), "k1")  # the same command again
@@ -208,17 +208,17 @@ def test_a_write_cut_off_half_way_is_taken_back(tmp_path: Path, monkeypatch: pyt
     server = RadicaleServer(folder=tmp_path).start()
     calendars = server.make_calendars(["everest"])
     store = CalDavStore(calendars, server.username, server.password, timeout_s=2)
-    put = store._put
+    put = store.http.put
 
     def put_then_go_down(href: str, text: str, condition: Any) -> str | None:
         written = put(href, text, condition)
         server.stop()
         return written
 
-    monkeypatch.setattr(store, "_put", put_then_go_down)
+    monkeypatch.setattr(store.http, "put", put_then_go_down)
     with pytest.raises(StoreUnavailable):
         store.book(meeting(), "k1")
-    monkeypatch.setattr(store, "_put", put)
+    monkeypatch.setattr(store.http, "put", put)
     server.start()
     assert store.bookings(NINE, NINE + timedelta(hours=1)) != []  # the half-written event, until the next command
     elsewhere = store.book(meeting(room="everest", start=NINE + timedelta(hours=3)), "k2")  # takes it back first
@@ -252,7 +252,7 @@ def test_a_server_that_never_answers_times_out_then_fails_at_once_until_it_answe
     store.close()
     # the health probe still asks; once the server answers, requests go through at once
     answering = CalDavStore(room_calendars, radicale.username, radicale.password, timeout_s=0.5)
-    answering._silent_until, answering._silence = time.monotonic() + 60, "silenced"
+    answering.http._silent_until, answering.http._silence = time.monotonic() + 60, "silenced"
     with pytest.raises(StoreUnavailable, match="silenced"):
         answering.bookings(NINE, NINE + timedelta(hours=1))
     assert answering.problem() is None
@@ -319,3 +319,42 @@ def test_the_wiring_refuses_missing_room_calendars_makes_them_when_asked_and_ref
     again.close()
     with pytest.raises(ConfigError, match="names a SQLite file"):
         build_store(settings, tmp_path / "bookings.sqlite")
+
+
+def test_a_writer_that_steps_back_lets_others_go_on_while_it_waits(
+        store: CalDavStore, radicale: RadicaleServer, room_calendars: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sleep under the store's lock: another app writes the same slot between our write and our re-check, our
+    writer steps back and waits; a read asked meanwhile is answered before that writer is done."""
+    import assistant.booking.caldav_claim as claim_module
+
+    calendar = app(radicale, room_calendars["everest"])
+    put = store.http.put
+    stepping_back = threading.Event()
+    order: list[str] = []
+
+    def put_then_someone_else(href: str, text: str, condition: Any) -> str | None:
+        written = put(href, text, condition)
+        if not stepping_back.is_set():
+            calendar.add_event(dtstart=NINE, dtend=NINE + timedelta(hours=1), summary="same slot", uid="rival")
+        return written
+
+    def pause(attempt: int, yields: bool) -> float:
+        stepping_back.set()
+        return 2.0
+
+    def read_meanwhile() -> None:
+        stepping_back.wait(30)
+        store.bookings(NINE, NINE + timedelta(hours=1), "fuji")
+        order.append("read")
+
+    monkeypatch.setattr(store.http, "put", put_then_someone_else)
+    monkeypatch.setattr(claim_module, "step_back_pause", pause)
+    reader = threading.Thread(target=read_meanwhile)
+    reader.start()
+    outcome = store.book(meeting(), "k1")
+    order.append("booked")
+    reader.join(30)
+    assert isinstance(outcome, Conflict) and [b.id for b in outcome.clashes] == ["rival"]
+    assert order == ["read", "booked"]
+    assert [e.icalendar_component["UID"] for e in calendar.events()] == ["rival"]  # ours was taken back

@@ -163,8 +163,8 @@ def test_partials_start_only_on_voiced_audio_never_in_the_final_pause(settings: 
         step = 2 * rate // 50  # 20 ms at the WAV's rate
         for offset in range(0, len(audio), step):
             await session.audio(audio[offset : offset + step])
-            if session._tasks:  # audio comes faster than real time here: let each decode finish, as it would
-                await asyncio.gather(*session._tasks)
+            if session.tasks.running:  # audio comes faster than real time here: let each decode finish, as it would
+                await asyncio.gather(*session.tasks.running)
         await session.stop()
 
     asyncio.run(scenario())
@@ -192,7 +192,7 @@ def _partials_while_another_speaks(settings: Settings, store: Path, budget_ms: i
         a = Session(Start(rate, timezone="Europe/Berlin"), workers, stream, Collect())
         b = Session(Start(rate, timezone="Europe/Berlin"), workers, stream, Collect())
         await a.audio(pcm[: len(pcm) // 2])
-        await asyncio.gather(*a._tasks)  # A's own partials (B was not speaking then)
+        await asyncio.gather(*a.tasks.running)  # A's own partials (B was not speaking then)
         assert a.stream.in_speech and workers.speakers == 1
         before = partials()
         await _speak(b, pcm, rate, real_time_steps=True)

@@ -10,171 +10,30 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from assistant.booking.answers import CORRECTION, CORRECTION_INSIDE, NO, UNDO, YES, is_fragment, read_answer
+from assistant.booking.conversation import Conversation, Pending, Proposal, Reading, Reopen
 from assistant.booking.dispatcher import Dispatcher
-from assistant.booking.interval import TimePolicy, from_now
+from assistant.booking.interval import TimePolicy
 from assistant.booking.replies import language_of, say
 from assistant.booking.request import MeetingRequest, leaves_room_to_us, normalize_request
 from assistant.booking.results import Answer, Clarify, Command, Offer, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.store import Booking
 from assistant.domain import Intent, Slot
-from assistant.language.profile import DialogueWords
-from assistant.language.readers import parse_clock, parse_date, parse_duration
-from assistant.language.registry import LANGUAGES, get
+from assistant.language.registry import get
 
-__all__ = ["Dialogue", "Conversation", "Reopen"]
+__all__ = ["Dialogue", "Conversation", "Reopen", "read_answer"]
 
-
-def _either(part: Callable[[DialogueWords], str]) -> re.Pattern[str]:
-    """One pattern of every language's words (each language's is one alternative)."""
-    return re.compile("|".join(part(language.dialogue) for language in LANGUAGES), re.I)
-
-
-_YES = _either(lambda words: words.yes)
-_NO = _either(lambda words: words.no)
-_UNDO = _either(lambda words: words.undo)
 _MOVED = {Slot.START_TIME: Slot.NEW_TIME, Slot.DATE: Slot.NEW_DATE}  # a fragment's slots, read for a pending move
 # what a correction after a turn may change
 _AMENDABLE = frozenset({Slot.START_TIME, Slot.END_TIME, Slot.DURATION, Slot.DATE})
-# New words that correct what was just said ("actually, make it three", "on Friday instead", "改成三点"): they change
-# the booking the turn before made rather than being read into the request again; and where such words begin
-# inside one utterance, after what they correct ("at two. Actually, make it three").
-_CORRECTION = _either(lambda words: words.correction)
-_CORRECTION_INSIDE = _either(lambda words: words.correction_inside)
 _NEW_REQUEST_CONFIDENCE = 0.8  # new words alone this sure of a request (another intent, a room) are one of their own
-_ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
-                            r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
-                            r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
-# The word before a fragment's value says what it is: "for an hour" is a length, "from 11" a start, "until 5" an end.
-_LEAD = re.compile(r"^\W*(?:(?:uh|um|and|so|ok|okay|make it|actually)\W+)*(for|from|starting|at|until|till|to|on)\b",
-                   re.I)
-_LEAD_KIND = {"for": Slot.DURATION, "from": Slot.START_TIME, "starting": Slot.START_TIME, "at": Slot.START_TIME,
-              "until": Slot.END_TIME, "till": Slot.END_TIME, "to": Slot.END_TIME, "on": Slot.DATE}
-_FRAGMENT_WORDS = _either(lambda words: words.fragment_joins)  # "tomorrow at 3 for an hour"
-
-
-def is_fragment(text: str, slots: Sequence[tuple[Slot, str]]) -> bool:
-    """True when the words are only slot values and the words that join them ("tomorrow at 3 for an hour"): a
-    piece of a request, which fills the conversation's open one and never starts a booking in a room we pick."""
-    rest = text
-    for _, value in slots:
-        rest = rest.replace(value, " ", 1)
-    return not _FRAGMENT_WORDS.sub("", rest)
-
-
-def _readers(rooms: RoomDirectory, today: datetime) -> dict[str, Callable[[str], bool]]:
-    clock: Callable[[str], bool] = lambda t: parse_clock(t) is not None  # noqa: E731
-    return {
-        Slot.START_TIME: clock, Slot.NEW_TIME: clock, Slot.END_TIME: clock,
-        Slot.DATE: lambda t: parse_date(t, today.date()) is not None,
-        Slot.NEW_DATE: lambda t: parse_date(t, today.date()) is not None,
-        Slot.ROOM: lambda t: rooms.match(t) is not None,
-        Slot.DURATION: lambda t: parse_duration(t) is not None,
-    }
-
-
-def read_answer(text: str, missing: Sequence[str], rooms: RoomDirectory, today: datetime) -> list[tuple[Slot, str]]:
-    """Slots from a short reply or a fragment ("at 3 pm", "Friday", "Denali", "for an hour", "from 11"), read
-    by the value parsers: the kind its first word names, then the kinds the open question asks for, then any
-    other kind (an amendment). Used when the NLU finds no slot the question asks for (fragments are not requests,
-    and the model is trained on requests)."""
-    lead = _LEAD.match(text.strip())
-    core = text.strip().rstrip(".!?")
-    if from_now(core, today) is not None:  # "in an hour": a start, not a length
-        return [(Slot.NEW_TIME if Slot.NEW_TIME in missing else Slot.START_TIME, core)]
-    for _ in range(3):
-        core = _ANSWER_FILLER.sub("", core).strip()
-    if not core:
-        return []
-    readers = _readers(rooms, today)
-    hinted = _LEAD_KIND.get(lead.group(1).lower()) if lead else None
-    if hinted == Slot.START_TIME and Slot.NEW_TIME in missing:
-        hinted = Slot.NEW_TIME
-    order: list[str] = [hinted] if hinted else []
-    order += [*missing, Slot.START_TIME, Slot.DATE, Slot.DURATION, Slot.ROOM]
-    for name in dict.fromkeys(k for k in order if k):
-        reader = readers.get(name)
-        if reader is not None and reader(core):
-            return [(Slot(name), core)]
-    return []
-
-
-@dataclass(frozen=True)
-class Reopen:
-    """The speaker went on right after the last turn ended: this turn's words are the whole request heard again
-    (that turn's words and the new ones). `text`, `intent`, `slots`, `confidence`: the new words alone, read by
-    the model on their own (a request of their own, a correction, or a part of the one they continue)."""
-
-    text: str
-    intent: Intent = Intent.OUT_OF_SCOPE
-    slots: tuple[tuple[Slot, str], ...] = ()
-    confidence: float = 0.0
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """What "yes" books: a room and a time, as the slot values a request says them."""
-
-    room: str
-    date: str  # ISO date
-    start_time: str  # HH:MM
-    end_time: str
-
-    @classmethod
-    def of(cls, room: str, start: datetime, end: datetime) -> Proposal:
-        return cls(room, start.date().isoformat(), start.strftime("%H:%M"), end.strftime("%H:%M"))
-
-    def slots(self) -> list[tuple[Slot, str]]:
-        return [(Slot.ROOM, self.room), (Slot.DATE, self.date), (Slot.START_TIME, self.start_time),
-                (Slot.END_TIME, self.end_time)]
-
-
-@dataclass(frozen=True)
-class _Reading:
-    """A turn's request as the dialogue hands it to the normalizer."""
-
-    intent: Intent
-    slots: tuple[tuple[Slot, str], ...]
-    carried: dict[Slot, str]  # the open request's slots this turn continues
-    continuing: bool  # it answers or fills the open request
-    any_room: bool  # the room may be left to us
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """What a conversation waits for, as it was before a turn: a reopened turn starts again from here."""
-
-    intent: Intent | None
-    slots: dict[Slot, str]
-    missing: tuple[str, ...]
-    any_room: bool
-    proposal: Proposal | None
-    last_booking: str | None
-
-
-@dataclass
-class Conversation:
-    intent: Intent | None = None  # the request waiting for a clarification
-    slots: dict[Slot, str] = field(default_factory=dict)
-    missing: tuple[str, ...] = ()
-    any_room: bool = False  # the open request left the room to us ("a room for 6"): a fragment keeps that
-    proposal: Proposal | None = None  # what "yes" books
-    last_booking: str | None = None  # what "undo" cancels
-    just_booked: str | None = None  # the booking the last turn made or amended (what a reopened turn replaces)
-    changed_other: bool = False  # the last turn cancelled or moved a booking (a reopened turn cannot replace that)
-    last_intent: Intent | None = None  # what the last turn asked for: new words after it that ask for another thing
-                                    # are a request of their own
-    before: _Pending | None = None  # the pending state before the last turn (what a reopened turn starts from)
-    last_seen: datetime | None = None  # the last turn's reference time
-    active: float = 0.0  # time.monotonic() of the last turn: what eviction goes by (reference times may be fixed)
-    turns: int = 0
 
 
 @dataclass
@@ -244,7 +103,7 @@ class Dialogue:
         just_booked, state.just_booked = state.just_booked, None
         state.changed_other = False
         if reopen is not None:  # the caller asked `reopens_request` first: this turn takes the request back up
-            if just_booked is not None and _CORRECTION.search(reopen.text):
+            if just_booked is not None and CORRECTION.search(reopen.text):
                 amended = self._amend(state, just_booked, reopen.text, reopen.slots, now, commit, key)
                 if amended is not None:
                     return amended
@@ -253,7 +112,7 @@ class Dialogue:
             replacing = self.dispatcher.store.get(just_booked) if just_booked else None
             return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now),
                                  now, commit, unsure, owner, key, replacing, spoken)
-        state.before = _Pending(state.intent, dict(state.slots), state.missing, state.any_room,
+        state.before = Pending(state.intent, dict(state.slots), state.missing, state.any_room,
                                 state.proposal, state.last_booking)
         return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
                              commit, unsure, owner, key, spoken=spoken)
@@ -263,7 +122,7 @@ class Dialogue:
         Olympus, no, Denali, tomorrow at nine") replaces the values it names: the request is read as the words
         before it with the correction's times (or room) over them, as it would be had the correction come after a
         pause. Anything else: the slots as they are."""
-        found = _CORRECTION_INSIDE.search(text)
+        found = CORRECTION_INSIDE.search(text)
         if found is None or not slots:
             return slots
         head, tail = text[: found.start()], text[found.end() :]
@@ -289,7 +148,7 @@ class Dialogue:
         state = self.conversations.get(conversation_id)
         if state is None:
             return False  # nothing to take up (a new or expired conversation): the whole request is the turn
-        if state.just_booked is not None and _CORRECTION.search(reopen.text):
+        if state.just_booked is not None and CORRECTION.search(reopen.text):
             return True
         if state.changed_other or (state.just_booked is not None and intent != Intent.BOOK_MEETING):
             return False
@@ -314,11 +173,11 @@ class Dialogue:
                  key: str, replacing: Booking | None = None, spoken: bool = False) -> Result:
         """The turn's words against the conversation's open question or proposal, then the dispatcher.
         `replacing`: the booking the whole request replaces (it made it in part)."""
-        if _UNDO.match(stripped):
+        if UNDO.match(stripped):
             return self._undo(state, now, commit, key, owner, language_of(stripped))
-        if state.proposal is not None and (_YES.match(stripped) or _NO.match(stripped)):
+        if state.proposal is not None and (YES.match(stripped) or NO.match(stripped)):
             proposal, state.proposal = state.proposal, None
-            if _NO.match(stripped):
+            if NO.match(stripped):
                 state.intent, state.slots = None, {}
                 return Answer("confirmation", say(language_of(stripped), "nothing_booked"))
             intent, slots = self._accept(state, proposal)
@@ -341,7 +200,7 @@ class Dialogue:
         return state.intent or Intent.BOOK_MEETING, proposal.slots()
 
     def _against_pending(self, state: Conversation, stripped: str, intent: Intent,
-                         slots: Sequence[tuple[Slot, str]], now: datetime) -> _Reading:
+                         slots: Sequence[tuple[Slot, str]], now: datetime) -> Reading:
         """What the turn asks, read against the request the conversation has open: an answer to its question, a
         fragment that fills it, or a request of its own."""
         fragment = is_fragment(stripped, slots) if slots else False
@@ -363,7 +222,7 @@ class Dialogue:
             if intent == Intent.RESCHEDULE_MEETING:  # "friday at 3" answers "when should it move to?"
                 slots = [(_MOVED.get(name, name), value) for name, value in slots]
         any_room = (state.any_room if continuing else False) or (not fragment and leaves_room_to_us(stripped))
-        return _Reading(intent, tuple(slots), carried, continuing, any_room)
+        return Reading(intent, tuple(slots), carried, continuing, any_room)
 
     def _dispatch(self, request: MeetingRequest, conversation_id: str, now: datetime, commit: bool, unsure: bool,
                   owner: str | None, key: str, replacing: Booking | None) -> Result:

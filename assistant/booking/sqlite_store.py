@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome, check_aware
+from assistant.booking.store import Booked, Booking, Conflict, NotFound, Outcome, check_aware, once_per_key
 
 __all__ = ["SqliteStore"]
 
@@ -161,25 +161,23 @@ class SqliteStore:
 
     def book(self, booking: Booking, idempotency_key: str) -> Booked | Conflict:
         with self._transaction() as db:
-            replay = self._replayed(db, idempotency_key)
-            if replay is not None:
-                return replay
-            outcome = self._insert(db, booking, idempotency_key, "book")
-        return outcome if isinstance(outcome, Conflict) else self._stored(outcome)
+            done = once_per_key(lambda: self._replayed(db, idempotency_key),
+                                lambda: self._insert(db, booking, idempotency_key, "book"))
+        return self._stored(done) if isinstance(done, str) else done
 
     def replace(self, booking_id: str, booking: Booking, idempotency_key: str) -> Outcome:
-        with self._transaction() as db:  # one transaction: the old one goes only if the new one is made
-            replay = self._replayed(db, idempotency_key)
-            if replay is not None:
-                return replay
+        def replace_it(db: sqlite3.Connection) -> str | Outcome:
             if self._active(db, booking_id) is None:
                 return NotFound(booking_id)
             db.execute("UPDATE bookings SET cancelled_utc = ? WHERE id = ?", (_now(), booking_id))
             outcome = self._insert(db, booking, idempotency_key, "replace")
             if isinstance(outcome, Conflict):
                 db.execute("UPDATE bookings SET cancelled_utc = NULL WHERE id = ?", (booking_id,))
-                return outcome
-        return self._stored(outcome)
+            return outcome
+
+        with self._transaction() as db:  # one transaction: the old one goes only if the new one is made
+            done = once_per_key(lambda: self._replayed(db, idempotency_key), lambda: replace_it(db))
+        return self._stored(done) if isinstance(done, str) else done
 
     def _insert(self, db: sqlite3.Connection, booking: Booking, key: str, action: str) -> str | Conflict:
         """Inside a transaction: the booking's row and its idempotency record, or the conflict that stops it."""
@@ -203,23 +201,20 @@ class SqliteStore:
         return Booked(stored)
 
     def cancel(self, booking_id: str, idempotency_key: str) -> Booked | NotFound:
-        with self._transaction() as db:
-            replay = self._replayed(db, idempotency_key)
-            if replay is not None:
-                return replay
+        def cancel_it(db: sqlite3.Connection) -> Booked | NotFound:
             row = self._active(db, booking_id)
             if row is None:
                 return NotFound(booking_id)
             db.execute("UPDATE bookings SET cancelled_utc = ? WHERE id = ?", (_now(), booking_id))
             self._record(db, idempotency_key, "cancel", booking_id)
-        return Booked(self._row(row))
+            return Booked(self._row(row))
+
+        with self._transaction() as db:
+            return once_per_key(lambda: self._replayed(db, idempotency_key), lambda: cancel_it(db))
 
     def reschedule(self, booking_id: str, start: datetime, end: datetime, idempotency_key: str, *,
                    title: str | None = None, attendees: Sequence[str] | None = None) -> Outcome:
-        with self._transaction() as db:
-            replay = self._replayed(db, idempotency_key)
-            if replay is not None:
-                return replay
+        def move(db: sqlite3.Connection) -> str | Outcome:
             row = self._active(db, booking_id)
             if row is None:
                 return NotFound(booking_id)
@@ -233,9 +228,11 @@ class SqliteStore:
                         current.title if title is None else title,
                         json.dumps(list(current.attendees if attendees is None else attendees)), booking_id))
             self._record(db, idempotency_key, "reschedule", booking_id)
-        moved = self.get(booking_id)
-        assert moved is not None
-        return Booked(moved)
+            return booking_id
+
+        with self._transaction() as db:
+            done = once_per_key(lambda: self._replayed(db, idempotency_key), lambda: move(db))
+        return self._stored(done) if isinstance(done, str) else done
 
     def problem(self) -> str | None:
         return None  # a local file: what could go wrong (a full disk) fails the command itself, loudly

@@ -8,13 +8,13 @@ simply be sent again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 __all__ = ["Booking", "Booked", "Conflict", "NotFound", "BookingStore", "Outcome", "StoreUnavailable", "OTHER_APP",
-           "check_aware"]
+           "check_aware", "once_per_key"]
 
 OTHER_APP = "calendar"  # the owner of a booking another app made (a CalDAV event): it blocks time, no one may change it
 
@@ -23,6 +23,16 @@ def check_aware(*moments: datetime) -> None:
     """Refuse (ValueError) a time without a zone: every store compares instants, and a naive time is none."""
     if any(moment.tzinfo is None for moment in moments):
         raise ValueError("booking times must be timezone-aware")
+
+
+OutcomeT = TypeVar("OutcomeT")
+
+
+def once_per_key(replayed: Callable[[], Booked | None], command: Callable[[], OutcomeT]) -> Booked | OutcomeT:
+    """Every write of every store begins here: the outcome its idempotency key already had (`replayed()`, marked
+    replayed), else the command done now."""
+    earlier = replayed()
+    return earlier if earlier is not None else command()
 
 
 @dataclass(frozen=True)

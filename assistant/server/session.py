@@ -9,30 +9,21 @@ tasks it runs, the events it sends and the error codes a client hears (server/fa
 
 Fair share ([limits]): a session belongs to a client (its token's identity, else its address: `ClientShare`),
 and every request names that client as its owner, so the batchers serve clients in turn however many sessions
-each opens. Audio is admitted at most `audio_speed` times real time for the session and `client_audio_speed`
-for all the client's sessions together (each plus a burst); at most `max_queued_utterances` of a session's
-utterances, and `max_queued_utterances_per_client` of its client's, wait for the recognizer. Past an audio bound
-the connection is closed (`too_fast`), past a queue bound the utterance is refused (`overloaded`). Closing the
-session cancels the work it left queued.
+each opens; what a session admits is server/admission.py's. Closing the session cancels the work it left queued.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
-
-from websockets.exceptions import ConnectionClosed
 
 from assistant.audio.pcm import TARGET_RATE
 from assistant.audio.stream import StreamConfig, VoiceStream
 from assistant.config import LimitsSettings
-from assistant.errors import LimitExceeded, ProtocolError
+from assistant.errors import ProtocolError
 from assistant.events import (
     ErrorEvent,
     IntentEvent,
@@ -47,20 +38,19 @@ from assistant.events import (
     TurnEvent,
 )
 from assistant.language.registry import DEFAULT
+from assistant.server.admission import SessionAdmission
 from assistant.server.failures import model_waiting, utterance_failed
 from assistant.server.latency import LatencyObserver
-from assistant.server.limits import AudioAdmission, ClientShare
+from assistant.server.limits import ClientShare
 from assistant.server.ports import WorkerActing, WorkerHearing
+from assistant.server.tasks import SessionTasks
 from assistant.server.workers import Workers
 from assistant.text_pipeline import TurnOutcome
-from assistant.turn.models import Reading
 from assistant.turn.runner import RunnerHooks, TurnRunner
-from assistant.turn.taker import ReadDue, SpeechDropped, TurnBegan, TurnEnded, TurnTaker, Verdict
+from assistant.turn.taker import SpeechDropped, TurnBegan, TurnEnded, TurnTaker, Verdict
 from assistant.zones import parse_reference, parse_zone
 
 __all__ = ["Session", "Send"]
-
-log = logging.getLogger(__name__)
 
 Send = Callable[[ServerEvent], Awaitable[None]]
 
@@ -82,37 +72,32 @@ class Session(RunnerHooks):
             raise ProtocolError("language_unavailable", workers.unavailable(self.language))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
         self.turns = TurnTaker(self.stream, workers.turn_model, workers.turn)
-        self.workers = workers
-        self.send = send
+        self.workers, self.send = workers, send
         self.limits = limits or LimitsSettings()
-        self._admission = AudioAdmission(self.limits.audio_speed, self.limits.audio_burst_s)
-        self._began = time.monotonic()
         self.id = uuid.uuid4().hex[:12]
         self.share = share or ClientShare.of(f"session:{self.id}", self.limits)
         self.client = self.share.key  # the owner the batchers serve in turn
+        self.admission = SessionAdmission(self.limits, self.share)
         conversation = start.conversation_id or f"ws-{self.id}"
         # One identity's conversation ids are its own: another token cannot answer its questions or undo its turns.
         self.conversation = f"{identity}/{conversation}" if identity else conversation
         self.owner = f"token:{identity}" if identity else f"conversation:{conversation}"
-        self._queued: set[int] = set()  # utterances ended and not yet heard (counted in the client's share too)
         self.latency = LatencyObserver(workers.metrics)
+        self.tasks = SessionTasks(self.id)
         self._speaking = False  # counted among the workers' speakers
-        self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
         self.runner = TurnRunner(self.turns, WorkerHearing(workers, self.client, lambda: self._speaking),
                                  WorkerActing(workers, self.client), self, language=self.language,
                                  conversation=self.conversation, owner=self.owner,
                                  now=lambda: self.now or datetime.now(self.zone), retry=workers.retrying,
-                                 spawn=self._spawn)
+                                 spawn=self.tasks.spawn)
 
     def close(self) -> None:
         """The connection is gone (or started over): stop counting this session as a speaker, and cancel the
         work it left: decodes not yet started leave the queue (a batch already running finishes)."""
         self._set_speaking(False)
-        for task in list(self._tasks):
-            task.cancel()
-        for utterance in list(self._queued):  # a task cancelled before it ran never reaches its own `finally`
-            self._unqueue(utterance)
+        self.tasks.cancel()
+        self.admission.unqueue_all()  # a task cancelled before it ran never reaches its own `finally`
 
     def ready(self) -> Ready:
         return Ready(self.id, TARGET_RATE, self.language)
@@ -121,12 +106,7 @@ class Session(RunnerHooks):
         """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
         arrived = time.monotonic()
         frame_s = self.stream.duration_s(len(pcm))
-        if self._admission.refused(self.stream.audio_ms / 1000 + frame_s, arrived - self._began):
-            raise LimitExceeded("too_fast", f"audio arrives faster than {self.limits.audio_speed:g} times real time "
-                                f"(after the first {self.limits.audio_burst_s:g} s); send it in real time")
-        if self.share.audio.refused(frame_s):
-            raise LimitExceeded("too_fast", f"your sessions together send audio faster than "
-                                f"{self.limits.client_audio_speed:g} times real time; send it in real time")
+        self.admission.audio(self.stream.audio_ms / 1000 + frame_s, frame_s, arrived)
         decisions = self.turns.feed(pcm)
         self._arrived(arrived)
         await self.runner.run(decisions)
@@ -136,8 +116,7 @@ class Session(RunnerHooks):
         decisions = self.turns.finish()
         self._arrived(time.monotonic())
         await self.runner.run(decisions)
-        if self._tasks:
-            await asyncio.gather(*self._tasks)
+        await self.tasks.wait()
 
     def _arrived(self, arrived: float) -> None:
         """Stamps the audio fed so far with when it arrived."""
@@ -149,6 +128,21 @@ class Session(RunnerHooks):
     def _arrival(self, audio_ms: int) -> float:
         """When the audio at `audio_ms` arrived: latency is measured from there, as a person experiences it."""
         return next((t for ms, t in self._arrivals if ms >= audio_ms), time.monotonic())
+
+    def _set_speaking(self, speaking: bool) -> None:
+        if speaking != self._speaking:
+            self.workers.speakers += 1 if speaking else -1
+            self._speaking = speaking
+
+    async def _emit(self, event: ServerEvent) -> None:
+        """Send, and let the latency observer stamp it; after the result, the utterance's latency follows."""
+        await self.send(event)
+        latency = self.latency.seen(event, time.monotonic())
+        if latency is not None:
+            await self.send(latency)
+
+    async def _say(self, event: ServerEvent) -> None:
+        await self.send(event)
 
     # what the runner reports (RunnerHooks)
 
@@ -167,16 +161,15 @@ class Session(RunnerHooks):
         self._set_speaking(False)
         self.latency.speech_ended(ended.utterance, self._arrival(ended.end_ms))
         await self._emit(SpeechEnd(ended.utterance, ended.end_ms, ended.forced))
-        full = self._queue_full()
+        full = self.admission.queue(ended.utterance)
         if full is None:
-            self._queued.add(ended.utterance)
-            self.share.waiting += 1
             return True
         reason, waiting = full
         self.latency.forget(ended.utterance)
         self.workers.metrics.refused.labels(reason).inc()
-        self._spawn(self._say(ErrorEvent("overloaded", f"utterance {ended.utterance} was not processed: {waiting} of "
-                                         "yours are still waiting for the recognizer; send audio in real time")))
+        self.tasks.spawn(self._say(ErrorEvent("overloaded", f"utterance {ended.utterance} was not processed: "
+                                              f"{waiting} of yours are still waiting for the recognizer; send "
+                                              "audio in real time")))
         return False
 
     async def dropped(self, dropped: SpeechDropped) -> None:
@@ -197,13 +190,10 @@ class Session(RunnerHooks):
         else:
             await self.send(Partial(utterance, text, outcome.intent, outcome.result.to_dict()))
 
-    def read(self, due: ReadDue, reading: Reading | None) -> None:
-        pass
-
     def recognized(self, utterance: int, reused: bool) -> None:
         if reused:
             self.workers.metrics.finals_reused.inc()
-        self._unqueue(utterance)
+        self.admission.unqueue(utterance)
 
     async def transcript(self, utterance: int, text: str, language: str) -> None:
         await self._emit(Transcript(utterance, text, language))
@@ -223,51 +213,3 @@ class Session(RunnerHooks):
 
     async def waiting(self, utterance: int, left_s: float) -> None:
         await self.send(model_waiting(utterance, left_s))
-
-    # the session's own bookkeeping
-
-    def _queue_full(self) -> tuple[str, int] | None:
-        """(why, how many wait) when this session's or its client's utterances already fill their bound."""
-        if len(self._queued) >= self.limits.max_queued_utterances:
-            return "session_queue_full", len(self._queued)
-        if self.share.waiting >= self.limits.max_queued_utterances_per_client:
-            return "client_queue_full", self.share.waiting
-        return None
-
-    def _unqueue(self, utterance: int) -> None:
-        """No longer waiting for the recognizer (once per utterance, whether it was heard or cancelled)."""
-        if utterance in self._queued:
-            self._queued.discard(utterance)
-            self.share.waiting -= 1
-
-    def _set_speaking(self, speaking: bool) -> None:
-        if speaking != self._speaking:
-            self.workers.speakers += 1 if speaking else -1
-            self._speaking = speaking
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-        return task
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        """Every task's end is looked at: a client that vanished mid-reply is no error worth a traceback."""
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if isinstance(exc, ConnectionClosed):
-            log.debug("session %s: the client left before its reply", self.id)
-        elif exc is not None:
-            log.error("session %s: a task failed", self.id, exc_info=exc)
-
-    async def _say(self, event: ServerEvent) -> None:
-        await self.send(event)
-
-    async def _emit(self, event: ServerEvent) -> None:
-        """Send, and let the latency observer stamp it; after the result, the utterance's latency follows."""
-        await self.send(event)
-        latency = self.latency.seen(event, time.monotonic())
-        if latency is not None:
-            await self.send(latency)
