@@ -5,6 +5,7 @@ file, with `--set`, or with `dataclasses.replace` in code. Loading names the fil
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,8 @@ from typing import Any
 from assistant.batching import BatchPolicy
 from assistant.errors import ConfigError, SettingError
 from assistant.event_loop import EVENT_LOOPS
-from assistant.language.registry import CODES, DEFAULT, known
+from assistant.language.profile import Language
+from assistant.language.registry import CODES, DEFAULT, get, known
 from assistant.turn.policy import TurnSettings
 from engines.base import ShapeProfile
 
@@ -49,6 +51,16 @@ class NLUSettings:
             others = ", ".join(f'"{code}"' for code in CODES if code != DEFAULT.code)
             raise SettingError("languages", f'"{DEFAULT.code}", optionally with {others}; got {self.languages!r}')
         _ = self.shapes  # refused here, not when a GPU backend is first built
+
+    @property
+    def served(self) -> tuple[Language, ...]:
+        """The languages whose models are served, the default first."""
+        return (DEFAULT, *(get(code) for code in dict.fromkeys(self.languages) if code != DEFAULT.code))
+
+    @property
+    def later(self) -> tuple[Language, ...]:
+        """The languages made ready behind the default one."""
+        return self.served[1:]
 
     @property
     def shapes(self) -> ShapeProfile:
@@ -115,6 +127,21 @@ class AudioSettings:
     partial_interval_ms: int = 600  # 0: no partial transcripts
     partial_budget_ms: int = 100  # while others speak, partials only if decodes take at most this long
 
+    def __post_init__(self) -> None:
+        if self.vad_aggressiveness not in (0, 1, 2, 3):
+            raise SettingError("vad_aggressiveness", f"webrtcvad's 0, 1, 2 or 3; got {self.vad_aggressiveness!r}")
+        if not 0 <= self.quiet_below_peak_db <= 120:
+            raise SettingError("quiet_below_peak_db", f"0 (off) to 120 dB; got {self.quiet_below_peak_db!r}")
+        for name in ("pre_roll_ms", "hangover_ms", "min_speech_ms", "partial_interval_ms", "partial_budget_ms"):
+            if not 0 <= getattr(self, name) <= 60_000:
+                raise SettingError(name, f"milliseconds, 0 to 60000; got {getattr(self, name)!r}")
+        if self.hangover_ms < 20:  # one 20 ms frame (the endpointer's): less ends an utterance at any unvoiced frame
+            raise SettingError("hangover_ms", f"at least 20 ms (one frame); got {self.hangover_ms!r}")
+        # an utterance is decoded whole: it must fit the recognizer's 30 s window
+        if not self.min_speech_ms < self.max_utterance_ms <= 30_000:
+            raise SettingError("max_utterance_ms", f"more than min_speech_ms ({self.min_speech_ms}) and at most "
+                                                   f"30000 (Whisper's window); got {self.max_utterance_ms!r}")
+
 
 @dataclass(frozen=True)
 class ASRSettings:
@@ -125,15 +152,28 @@ class ASRSettings:
     beam_size: int = 1
     hypotheses: int = 4  # readings of a final or a read that understanding chooses from (1: the greedy text alone)
     hotwords: bool = True  # prime the recognizer with the room names and the domain's verbs
-    chinese_model: str = "base"  # multilingual Whisper for sessions that speak Chinese ([nlu] languages has "zh")
+    # the multilingual Whisper that hears each language other than English, by code ({ zh = "small" }); a language
+    # left out gets its profile's (assistant/language); "" hears none (its sessions are refused)
+    models: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for code, model in self.models.items():
+            if not known(code) or code == DEFAULT.code or not isinstance(model, str):
+                others = ", ".join(code for code in CODES if code != DEFAULT.code)
+                raise SettingError("models", f"a Whisper model name for each of {others} (English is [asr] model); "
+                                             f"got {code} = {model!r}")
         if self.engine not in ASR_ENGINES:
             raise SettingError("engine", f"{self.engine!r} is not one of {', '.join(ASR_ENGINES)}")
         if self.engine == "moonshine" and self.device != "cpu":
             raise SettingError(None, "engine \"moonshine\" runs on the CPU (device = \"cpu\"); on a GPU use whisper")
         if isinstance(self.hypotheses, bool) or not isinstance(self.hypotheses, int) or not 1 <= self.hypotheses <= 8:
             raise SettingError("hypotheses", f"{self.hypotheses!r} is not a whole number from 1 to 8")
+
+    def model_for(self, language: Language) -> str:
+        """The Whisper model that hears the language ("": none)."""
+        if language is DEFAULT:
+            return self.model
+        return self.models.get(language.code, language.recognizer)
 
 
 @dataclass(frozen=True)
@@ -214,6 +254,20 @@ class AccessSettings:
     # Proxies whose X-Forwarded-For is believed: behind one, every client would otherwise be the proxy's address
     trusted_proxies: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for proxy in self.trusted_proxies:
+            try:
+                ipaddress.ip_address(proxy)
+            except ValueError:
+                raise SettingError("trusted_proxies", f"{proxy!r} is no IP address") from None
+        for origin in self.allowed_origins:
+            parts = urllib.parse.urlsplit(origin.rstrip("/"))
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+                raise SettingError("allowed_origins", f"{origin!r} is no web origin (https://host[:port])")
+        for host in self.allowed_hosts:
+            if not host or any(mark in host for mark in "/:@ "):
+                raise SettingError("allowed_hosts", f"{host!r} is no host name (a name, no scheme or port)")
+
 
 @dataclass(frozen=True)
 class ModelServerSettings:
@@ -262,11 +316,15 @@ class Settings:
     model_server: ModelServerSettings = field(default_factory=ModelServerSettings)
 
 
+_RENAMED = {"chinese_model": 'models = { zh = "..." } ([asr], by language)'}
+
+
 def _section(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
     known = {f.name: f for f in fields(cls)}
     unknown = set(data) - set(known)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        renamed = [f"; {old} is now {new}" for old, new in _RENAMED.items() if old in unknown]
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}{''.join(renamed)}")
     defaults = cls()
     values: dict[str, Any] = {}
     for key, value in data.items():

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from assistant.errors import ProtocolError
-from assistant.language.registry import AUTO, CODES, DEFAULT, SESSION_LANGUAGES
+from assistant.language.registry import AUTO, CODES, DEFAULT, SESSION_LANGUAGES, Spoken, spoken
 
 __all__ = [
     "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "Start", "Stop", "Audio", "ClientMessage",
@@ -40,6 +40,10 @@ class Start:
     # what the speaker speaks: "en" (default), "zh" (Chinese, and Chinese with English), or "auto" (told apart in
     # every utterance; each transcript says which)
     language: str | None = None
+
+    def heard_in(self) -> Spoken:
+        """What the session is heard in: the code read once, here (a decoded start's code was checked)."""
+        return spoken(self.language) if self.language is not None else DEFAULT
 
     def to_wire(self) -> str:
         """The client's side of the codec; fields left unset are left out."""
@@ -106,7 +110,7 @@ def decode_client(message: str | bytes) -> ClientMessage:
             raise ProtocolError("bad_start", f"start field {key!r} is longer than {MAX_START_TEXT} characters")
     if values.get("language") not in (None, *SESSION_LANGUAGES):
         raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(CODES)} "
-                                            f"or {AUTO}; got {_short(values['language'])}")
+                                            f"or {AUTO.code}; got {_short(values['language'])}")
     return Start(**values)
 
 

@@ -28,7 +28,8 @@ from assistant.booking.sqlite_store import SqliteStore
 from assistant.booking.store import BookingStore, StoreUnavailable
 from assistant.config import BookingSettings, Settings
 from assistant.errors import ConfigError, ModelUnavailable
-from assistant.language.registry import DEFAULT, get
+from assistant.language.profile import Language
+from assistant.language.registry import DEFAULT
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.routing import LanguageRoutedParser
@@ -50,8 +51,9 @@ def _say(part: str, message: str) -> None:
     print(f"[{part}] {message}", file=sys.stderr, flush=True)
 
 
-def language_model(settings: Settings, language: str, progress: Progress | None = None,
-                   build: Callable[[str, Progress], None] | None = None, whole: bool | None = None) -> NLUModel:
+def language_model(settings: Settings, language: Language, progress: Progress | None = None,
+                   build: Callable[[Language, Progress], None] | None = None, whole: bool | None = None
+                   ) -> NLUModel:
     """The trained model of a language: the one shipped with the project (models/shipped), or the cache's
     whole build when the configured backend needs more than the INT8 file. One that is missing is built first, by
     `build` (language, progress) or else by `assistant train` in a process of its own (minutes, with progress):
@@ -60,18 +62,18 @@ def language_model(settings: Settings, language: str, progress: Progress | None 
     from models.model_cache import cached_model  # finds the shipped folder or the recipe's key; imports no trainer
 
     whole = needs_whole_model(settings) if whole is None else whole
-    model = cached_model(settings.cache_dir, language, whole, settings.models_dir)
+    code, name = language.code, language.name  # the build side knows languages by their codes
+    model = cached_model(settings.cache_dir, code, whole, settings.models_dir)
     if model is not None:
         return model
-    name = get(language).name
-    log = settings.cache_dir / "nlu" / f"{language}-build.log"
+    log = settings.cache_dir / "nlu" / f"{code}-build.log"
     _say("nlu", f"no {name} model in {settings.cache_dir / 'nlu'} yet: building it in its own process "
-                f"(`assistant train --language {language}`, minutes; its log: {log})")
+                f"(`assistant train --language {code}`, minutes; its log: {log})")
     if build is None:
-        train_in_subprocess(language, settings.cache_dir, log)(progress or _tenths(name))
+        train_in_subprocess(code, settings.cache_dir, log)(progress or _tenths(name))
     else:
         build(language, progress or _tenths(name))
-    model = cached_model(settings.cache_dir, language, whole, settings.models_dir)
+    model = cached_model(settings.cache_dir, code, whole, settings.models_dir)
     if model is None:
         raise ModelUnavailable(f"the {name} model build ended without a model; see {log}")
     return model
@@ -98,12 +100,7 @@ def _tenths(name: str) -> Progress:
 
 def meeting_model(settings: Settings, progress: Progress | None = None) -> NLUModel:
     """The default language's (English) model, which every configuration serves."""
-    return language_model(settings, DEFAULT.code, progress)
-
-
-def _later_languages(settings: Settings) -> list[str]:
-    """The configured languages made ready behind the default one."""
-    return [code for code in settings.nlu.languages if code != DEFAULT.code]
+    return language_model(settings, DEFAULT, progress)
 
 
 def build_backend(settings: Settings, model: NLUModel, verbose: bool = False) -> NLUBackend:
@@ -142,21 +139,21 @@ def build_language_parser(settings: Settings, verbose: bool = False) -> IntentSl
     from models.model_cache import cached_model
 
     english = build_parser(settings, verbose=verbose)
-    later = _later_languages(settings)
+    later = settings.nlu.later
     if not later:
         return english
 
-    def load(code: str) -> IntentSlotParser | None:
-        model = cached_model(settings.cache_dir, code, needs_whole_model(settings), settings.models_dir)
+    def load(language: Language) -> IntentSlotParser | None:
+        model = cached_model(settings.cache_dir, language.code, needs_whole_model(settings), settings.models_dir)
         if model is None:
             return None
         if verbose:
-            _say("nlu", f"loading the {get(code).name} model (its first text)")
+            _say("nlu", f"loading the {language.name} model (its first text)")
         return build_parser(settings, model, verbose)
 
-    def waiting(code: str) -> str:
-        return (f"the {get(code).name} model is not built yet: `assistant train --language {code}` builds it "
-                "(minutes), as a running server does behind English")
+    def waiting(language: Language) -> str:
+        return (f"the {language.name} model is not built yet: `assistant train --language {language.code}` builds "
+                "it (minutes), as a running server does behind English")
 
     return LanguageRoutedParser(english, dict.fromkeys(later), waiting, load)
 
@@ -219,7 +216,7 @@ def build_text_pipeline(settings: Settings, store_file: Path | None = None, *, c
     return TextPipeline(parser, dialogue, store, rooms)
 
 
-def recognizer_hotwords(settings: Settings, language: str = DEFAULT.code) -> str | None:
+def recognizer_hotwords(settings: Settings, language: Language = DEFAULT) -> str | None:
     """The room directory's names and the domain's verbs, for the recognizer ([asr] hotwords). Measured on the
     spoken corpus (docs/nlu.md): it hears "Book Denali" right where tiny.en alone wrote "Booked in Ollie", and
     it put no room name into silence, the LibriVox readings or the phone call. In Chinese: requests as they are
@@ -228,7 +225,7 @@ def recognizer_hotwords(settings: Settings, language: str = DEFAULT.code) -> str
     verbs alone (docs/multilingual.md)."""
     if not settings.asr.hotwords:
         return None
-    return get(language).hotwords(RoomDirectory.load(settings.rooms_file).rooms)
+    return language.hotwords(RoomDirectory.load(settings.rooms_file).rooms)
 
 
 def stream_config(settings: Settings) -> StreamConfig:
@@ -276,20 +273,19 @@ def build_recognizer(settings: Settings, asr_model: str | None = None) -> Whispe
     return recognizer
 
 
-def build_language_recognizer(settings: Settings, language: str) -> WhisperRecognizer | None:
-    """The recognizer for sessions that speak a language other than English: [asr] chinese_model (the
-    multilingual Whisper) told that language, with its prompt and its transcripts put right for the rooms; None
-    when [asr] chinese_model is empty (such sessions are refused with `language_unavailable`)."""
+def build_language_recognizer(settings: Settings, language: Language) -> WhisperRecognizer | None:
+    """The recognizer for sessions that speak a language other than English: its [asr] models entry (a
+    multilingual Whisper; default: the profile's) told that language, with its prompt and its transcripts put
+    right for the rooms; None when that is "" (such sessions are refused with `language_unavailable`)."""
     asr = settings.asr
-    if language not in _later_languages(settings) or not asr.chinese_model:
+    model = asr.model_for(language)
+    if language not in settings.nlu.later or not model:
         return None
-    profile = get(language)
     rooms = RoomDirectory.load(settings.rooms_file).rooms
-    rewrite = profile.rewrite_for_rooms(rooms) if profile.rewrite_for_rooms is not None else None
-    recognizer = WhisperRecognizer(settings.cache_dir, asr.chinese_model, asr.device, asr.compute_type,
-                                   asr.beam_size, recognizer_hotwords(settings, language), language=language,
-                                   rewrite=rewrite)
-    _say("asr", f"faster-whisper {asr.chinese_model} for {profile.name} ({asr.device}, {asr.compute_type})")
+    rewrite = language.rewrite_for_rooms(rooms) if language.rewrite_for_rooms is not None else None
+    recognizer = WhisperRecognizer(settings.cache_dir, model, asr.device, asr.compute_type, asr.beam_size,
+                                   recognizer_hotwords(settings, language), language=language.code, rewrite=rewrite)
+    _say("asr", f"faster-whisper {model} for {language.name} ({asr.device}, {asr.compute_type})")
     recognizer.warm_up()
     return recognizer
 
@@ -315,7 +311,7 @@ def build_gateway_models(settings: Settings, models_url: str) -> tuple[RemoteRec
 
 
 def build_voice_server(settings: Settings, store_file: Path | None = None, asr_model: str | None = None,
-                       models_url: str | None = None, build_missing: Callable[[str, Progress], None] | None = None
+                       models_url: str | None = None, build_missing: Callable[[Language, Progress], None] | None = None
                        ) -> VoiceServer:
     """Models loaded and warm; the recognizer first (a CUDA restart, if one is needed, comes before any other
     loading). With `models_url` (triton://HOST:PORT) this process is a gateway: the models run on the model
@@ -335,7 +331,7 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     else:
         recognizer = build_recognizer(settings, asr_model)
         english = build_parser(settings, verbose=True)
-        later = _later_languages(settings)
+        later = settings.nlu.later
         if later:
             routed = LanguageRoutedParser(english, dict.fromkeys(later))
         pipeline = build_text_pipeline(settings, store_file, commit=True, parser=routed or english)
@@ -353,14 +349,13 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     workers = Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector)
     if routed is not None:
         routed.waiting = workers.unavailable
-        for language in routed.parsers:
-            if language != DEFAULT.code:
-                make_language_ready(settings, workers, routed, language, build_missing)
+        for language in settings.nlu.later:
+            make_language_ready(settings, workers, routed, language, build_missing)
     return VoiceServer(workers, stream_config(settings))
 
 
-def make_language_ready(settings: Settings, workers: Workers, routed: LanguageRoutedParser, language: str,
-                        build: Callable[[str, Progress], None] | None = None) -> None:
+def make_language_ready(settings: Settings, workers: Workers, routed: LanguageRoutedParser, language: Language,
+                        build: Callable[[Language, Progress], None] | None = None) -> None:
     """In the background: the language's model (built first when the cache has none), its parser, then its
     recognizer (multilingual: it also tells languages apart for "auto" sessions), installed into the serving
     workers and parser when all are ready."""

@@ -19,6 +19,7 @@ import pytest
 from assistant.bench.radicale import RadicaleServer
 from assistant.booking.rooms import RoomDirectory
 from assistant.config import Settings, load_settings
+from assistant.language.registry import get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
 from assistant.server.spawn import spawn_server
@@ -37,7 +38,7 @@ def meeting_model(settings: Settings) -> NLUModel:
     # `assistant train --check` leaves in the cache in CI; a machine without it trains once (minutes).
     from assistant.wiring import language_model
 
-    return language_model(settings, "en", whole=True)
+    return language_model(settings, get("en"), whole=True)
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +46,7 @@ def chinese_model(settings: Settings) -> NLUModel:
     """The Chinese and mixed-language model, built once like the English one."""
     from assistant.wiring import language_model
 
-    return language_model(settings, "zh", whole=True)
+    return language_model(settings, get("zh"), whole=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import pytest
 
 from assistant.booking.results import Clarify, Command
 from assistant.config import Settings
+from assistant.language.registry import get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser, Understanding
 from assistant.nlu.routing import LanguageRoutedParser
@@ -25,7 +26,7 @@ NOW = datetime(2026, 12, 2, 10, 0, tzinfo=SHANGHAI)  # a Wednesday
 def routed(settings: Settings, parser: IntentSlotParser, chinese_model: NLUModel) -> LanguageRoutedParser:
     from assistant.wiring import build_parser
 
-    return LanguageRoutedParser(parser, {"zh": build_parser(settings, chinese_model)})
+    return LanguageRoutedParser(parser, {get("zh"): build_parser(settings, chinese_model)})
 
 
 @pytest.fixture()

@@ -53,12 +53,32 @@ def test_cache_dir_follows_xdg(tmp_path: Path) -> None:
     ("[store]\nurl = 'https://bot:secret@dav.example.com/'\n", "credentials never go in the URL"),
     ("[store]\nurl = 'dav.example.com'\n", "an http:// or https:// URL"),
     ("[store]\nfile = 'a.sqlite'\n[booking]\nstore = 'b.sqlite'\n", "name different files"),
+    ("[audio]\nvad_aggressiveness = 5\n", "vad_aggressiveness: webrtcvad's 0, 1, 2 or 3"),
+    ("[audio]\nhangover_ms = -300\n", "hangover_ms: milliseconds, 0 to 60000"),
+    ("[audio]\nhangover_ms = 10\n", "hangover_ms: at least 20 ms"),
+    ("[audio]\nmax_utterance_ms = 45000\n", "max_utterance_ms: more than min_speech_ms"),
+    ("[access]\ntrusted_proxies = ['the proxy']\n", "trusted_proxies: 'the proxy' is no IP address"),
+    ("[access]\nallowed_origins = ['intranet.example']\n", "allowed_origins: 'intranet.example' is no web origin"),
+    ("[access]\nallowed_hosts = ['https://a.example']\n", "allowed_hosts: 'https://a.example' is no host name"),
+    ("[asr]\nmodels = { en = 'base' }\n", "models: a Whisper model name for each of zh"),
+    ("[asr]\nmodels = { xx = 'base' }\n", "models: a Whisper model name"),
+    ("[asr]\nchinese_model = 'base'\n", 'chinese_model is now models = { zh = "..." }'),
 ])
 def test_bad_config_is_explained(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_settings(path, {})
+
+
+def test_each_other_language_is_heard_by_its_own_model_defaulted_from_its_profile(tmp_path: Path) -> None:
+    from assistant.language.registry import DEFAULT, get
+
+    path = tmp_path / "asr.toml"
+    path.write_text("[asr]\nmodels = { zh = 'small' }\n")
+    chosen = load_settings(path, {}).asr
+    assert (chosen.model_for(DEFAULT), chosen.model_for(get("zh"))) == ("tiny.en", "small")
+    assert load_settings(None, {}).asr.model_for(get("zh")) == get("zh").recognizer == "base"
 
 
 def test_int_is_accepted_for_float(tmp_path: Path) -> None:

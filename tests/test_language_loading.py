@@ -13,6 +13,7 @@ from pathlib import Path
 
 from assistant.cache import locked
 from assistant.config import Settings
+from assistant.language.registry import get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import ParseFailure, Understanding
 from assistant.nlu.routing import LanguageRoutedParser
@@ -34,7 +35,7 @@ def test_english_text_is_parsed_while_chinese_is_not_built(settings: Settings, m
     mine = replace(settings, cache_dir=cache, models_dir=tmp_path / "nothing shipped",
                    nlu=replace(settings.nlu, languages=["en", "zh"]))
     parser = build_language_parser(mine)
-    assert isinstance(parser, LanguageRoutedParser) and parser.parsers["zh"] is None
+    assert isinstance(parser, LanguageRoutedParser) and parser.parsers[get("zh")] is None
     english, chinese = parser.parse_many(["book everest tomorrow at 9", "帮我订明天上午九点的会议室"])
     assert isinstance(english, Understanding) and english.intent == "book_meeting"
     assert isinstance(chinese, ParseFailure) and chinese.code == "language_unavailable"
@@ -44,7 +45,7 @@ def test_english_text_is_parsed_while_chinese_is_not_built(settings: Settings, m
     (cache / "nlu" / chinese_model.folder.name).symlink_to(chinese_model.folder)  # built meanwhile
     again = parser.parse("帮我订明天上午九点的会议室")
     assert isinstance(again, Understanding) and again.intent == "book_meeting"  # loaded on its first text
-    assert parser.parsers["zh"] is not None
+    assert parser.parsers[get("zh")] is not None
 
 
 def test_parse_answers_english_from_the_cache_and_never_loads_the_trainer(meeting_model: NLUModel,

@@ -33,7 +33,7 @@ def test_the_script_chooses_the_language_and_english_takes_any_other_text() -> N
     assert language_of("帮我订明天上午九点的会议室").code == "zh"
     assert language_of("帮我订 Everest 明天下午三点").code == "zh"  # mixed: the Chinese model reads it
     assert language_of("réserve Everest à 9 h").code == DEFAULT.code  # no profile of its own: the default
-    assert (*CODES, AUTO) == SESSION_LANGUAGES and DEFAULT is LANGUAGES[0]
+    assert (*CODES, AUTO.code) == SESSION_LANGUAGES and DEFAULT is LANGUAGES[0]
 
 
 def test_each_reader_goes_to_the_language_of_its_text() -> None:
@@ -45,8 +45,8 @@ def test_each_reader_goes_to_the_language_of_its_text() -> None:
 
 
 def test_replies_are_said_in_the_language_asked() -> None:
-    assert say("en", "ask.start_time") == "At what time?"
-    assert say("zh", "ask.start_time") == "您想订几点？"
+    assert say(get("en"), "ask.start_time") == "At what time?"
+    assert say(get("zh"), "ask.start_time") == "您想订几点？"
     moment = datetime(2026, 12, 4, 15, 15)
     assert (get("en").clock_words(moment), get("zh").clock_words(moment)) == ("3:15 pm", "下午3:15")
     assert (get("en").date_words(moment), get("zh").date_words(moment)) == ("Fri 4 Dec", "12月4日")

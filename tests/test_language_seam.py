@@ -8,12 +8,16 @@ What counts, read from the syntax tree of every module of assistant/, engines/ a
   dict keyed by one, or a text holding a boundary of the Han script's ranges (a hand-written script test);
 - Han text outside assistant/language/ only where it is data: the training requests (models/datagen/, whose
   English generator also writes Chinese as text that is no English request) and the Chinese expression
-  benchmark's table.
+  benchmark's table;
+- outside assistant/language/ and the training requests, no word list of a language: a pattern that alternates
+  three or more words ("uh|um|well"), or a collection holding three or more of a language's function words
+  ({"a", "the", "at", ...}). Code asks the profiles for words (assistant/language/patterns.py).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,6 +84,26 @@ def _han_texts(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 yield node.lineno, "Han text"
 
 
+_ALTERNATIVE = re.compile(r"^[^\W\d_][^\W\d_' ]*$")  # a word or words: letters, apostrophes, spaces
+_REGEX_AROUND = re.compile(r"^(?:\^|\\[bWs]|[(?:\[\]*+\s,])*|(?:\\[bWs]|[)\]?*+\s,$])*$")
+# words every language's profile has its own of; three in one literal make it a word list
+_FUNCTION_WORDS = {word for language in LANGUAGES for word in language.words.function_words}
+
+
+def _word_lists(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words = [_REGEX_AROUND.sub("", part).strip() for part in node.value.split("|")]
+            if len(node.value.split("|")) > 1 and sum(bool(_ALTERNATIVE.match(w)) for w in words) >= 3:
+                yield node.lineno, "a pattern of words"
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            held = node.keys if isinstance(node, ast.Dict) else node.elts
+            words = {e.value for e in held if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if len(words & _FUNCTION_WORDS) >= 3:
+                yield node.lineno, "a list of words"
+
+
 def _trees() -> Iterator[tuple[Path, ast.AST]]:
     for path in SOURCES:
         yield path, ast.parse(path.read_text(), str(path))
@@ -112,6 +136,27 @@ def test_nothing_outside_the_language_package_branches_on_a_language_or_a_script
         offenders += [f"{_name(path)}:{line}: {what}" for line, what in _han_texts(tree)
                       if path not in HAN_DATA or what != "Han text"]
     assert not offenders, "\n".join(offenders)
+
+
+def test_no_word_lists_outside_the_language_package() -> None:
+    training_data = REPO / "models" / "datagen"
+    offenders = [f"{_name(path)}:{line}: {what}" for path, tree in _trees()
+                 if LANGUAGE_PACKAGE not in path.parents and training_data not in path.parents
+                 for line, what in _word_lists(tree)]
+    assert not offenders, "\n".join(offenders) + "\nthe words belong in the language's profile"
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('FILLER = re.compile(r"^(uh|um|well|make it)\\b")\n', ["words"]),
+    ('JOIN = re.compile(r"\\s*(?:-|\\bto\\b|\\band\\b|\\buntil\\b)\\s*")\n', ["words"]),
+    ('SMALL = {"a", "an", "the", "at", "on"}\n', ["words"]),
+    ('LEADS = {"for": 1, "from": 2, "at": 3}\n', ["words"]),
+    ('CODES = re.compile(r"(TimeoutError|OSError)")\n', []),
+    ('ERRORS = ("overloaded", "internal")\n', []),
+    ('HELP = "whisper | moonshine"\n', []),
+])
+def test_the_word_list_check_catches_what_it_names(source: str, expected: list[str]) -> None:
+    assert ["words" for _ in _word_lists(ast.parse(source))] == expected
 
 
 @pytest.mark.parametrize("source, expected", [

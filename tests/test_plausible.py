@@ -14,13 +14,14 @@ import pytest
 from assistant.asr.plausible import cut, implausible, prompt_lists
 from assistant.asr.whisper import WhisperRecognizer
 from assistant.config import load_settings
+from assistant.language.registry import get
 from assistant.wiring import recognizer_hotwords
 from tests.test_speech_models import _pcm16k
 from tests.transcripts import normalized
 
 DATA = Path(__file__).resolve().parent / "data"
 SETTINGS = load_settings(None, os.environ)
-LISTS = prompt_lists(recognizer_hotwords(SETTINGS)) + prompt_lists(recognizer_hotwords(SETTINGS, "zh"))
+LISTS = prompt_lists(recognizer_hotwords(SETTINGS)) + prompt_lists(recognizer_hotwords(SETTINGS, get("zh")))
 # base on the founding example, prompted with the rooms in both languages (issue 29), until 170 tokens
 LOOP = "帮我订明天上午九点的会议室" + "（Everest、Kilimanjaro" * 4
 

@@ -30,6 +30,7 @@ from assistant.events import (
     Start,
     Transcript,
 )
+from assistant.language.registry import AUTO, DEFAULT, get
 from assistant.server.session import Session
 from assistant.server.workers import LoadPolicy, Workers
 from assistant.text_pipeline import Turn
@@ -378,7 +379,7 @@ def test_an_auto_session_is_heard_in_the_language_identified_in_each_utterance(s
     english = FakeRecognizer("book everest")
     chinese = FakeIdentifier("zh", "帮我订珠峰", spoken="zh")
     pipeline = fake_pipeline(settings, tmp_path / "b.sqlite", FakeNLUBackend("book_meeting"))
-    workers = Workers(english, pipeline, others={"zh": chinese}, identifier=chinese)
+    workers = Workers(english, pipeline, others={get("zh"): chinese}, identifier=chinese)
     sent = Collect()
 
     async def scenario() -> None:
@@ -404,9 +405,10 @@ def test_an_auto_session_is_heard_in_the_language_identified_in_each_utterance(s
     assert transcripts == [("帮我订珠峰", "zh"), ("book everest", "en")]
     assert chinese.identified[0] == "zh" and "en" in chinese.identified
     assert english.lengths  # the English utterance was decoded by the English recognizer
-    assert workers.hears("auto") and workers.languages == ("en", "zh")
+    assert workers.hears(AUTO) and [each.code for each in workers.languages] == ["en", "zh"]
     for unable in (Workers(FakeRecognizer(), pipeline),  # one language
-                   Workers(FakeRecognizer(), pipeline, others={"zh": FakeRecognizer()})):  # none to tell them apart
+                   # two, and none to tell them apart
+                   Workers(FakeRecognizer(), pipeline, others={get("zh"): FakeRecognizer()})):
         with pytest.raises(ProtocolError) as refused:
             Session(Start(rate, language="auto"), unable, StreamConfig(), sent)
         assert refused.value.code == "language_unavailable"
@@ -419,7 +421,7 @@ def test_a_session_is_heard_by_the_recognizer_of_its_language(settings: Settings
     rate, pcm = _wav()
     english, chinese = FakeRecognizer("book everest"), FakeRecognizer("帮我订珠峰")
     backend = FakeNLUBackend("book_meeting")
-    workers = Workers(english, fake_pipeline(settings, tmp_path / "b.sqlite", backend), others={"zh": chinese})
+    workers = Workers(english, fake_pipeline(settings, tmp_path / "b.sqlite", backend), others={get("zh"): chinese})
     alone = Workers(FakeRecognizer(), fake_pipeline(settings, tmp_path / "c.sqlite"))
     sent = Collect()
 
@@ -437,7 +439,7 @@ def test_a_session_is_heard_by_the_recognizer_of_its_language(settings: Settings
     assert isinstance(ready, Ready) and ready.language == "zh"
     assert (transcript.text, transcript.language) == ("帮我订珠峰", "zh")
     assert chinese.lengths and not english.lengths
-    assert workers.languages == ("en", "zh") and alone.languages == ("en",)
+    assert [each.code for each in workers.languages] == ["en", "zh"] and alone.languages == (DEFAULT,)
     with pytest.raises(ProtocolError) as refused:
         Session(Start(rate, language="zh"), alone, StreamConfig(), sent)
     assert refused.value.code == "language_unavailable"

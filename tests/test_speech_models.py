@@ -19,6 +19,7 @@ from assistant.asr.models import SPEECH_MODELS, whisper_model_dir
 from assistant.asr.whisper import WhisperRecognizer
 from assistant.config import Settings
 from assistant.errors import ModelUnavailable
+from assistant.language.registry import get
 from assistant.server.spawn import spawn_server
 from assistant.wiring import build_language_recognizer
 from tests.transcripts import normalized
@@ -98,7 +99,7 @@ def test_base_tells_chinese_from_english_and_hears_the_chinese_in_the_same_pass(
                                                                                  tmp_path: Path) -> None:
     # "language": "auto" sessions: the Chinese recognizer (base, as configured) says each audio's language and
     # gives the Chinese text from the same encoder pass; the English is left to tiny.en (None).
-    recognizer = build_language_recognizer(settings, "zh")
+    recognizer = build_language_recognizer(settings, get("zh"))
     assert recognizer is not None
     chinese = [_pcm16k(DATA / "corpus_zh" / f"z{i:02d}.wav") for i in (1, 7, 31)]  # z31: 帮我订 Everest 明天下午五点
     english = [_pcm16k(DATA / "corpus" / f"r{i:02d}.wav") for i in (1, 2)] + [

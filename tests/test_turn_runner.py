@@ -20,6 +20,7 @@ from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.turn_driver import Timed, drive
 from assistant.config import LimitsSettings, Settings
 from assistant.events import ServerEvent, SpeechEnd, Start, Transcript, TurnEvent
+from assistant.language.registry import DEFAULT
 from assistant.nlu.parser import IntentSlotParser
 from assistant.server.session import Session
 from assistant.server.workers import Workers
@@ -49,7 +50,7 @@ def test_the_session_and_bench_turns_run_a_paused_request_alike(name: str, setti
 
     bench_pipeline = build_text_pipeline(settings, tmp_path / "bench.sqlite", parser=parser)
     taker = TurnTaker(VoiceStream(16_000, config=config), turn_model(settings.turn), settings.turn)
-    timed = drive(taker, pcm, Timed(recognizer.transcribe), None, bench_pipeline, "en", now)
+    timed = drive(taker, pcm, Timed(recognizer.transcribe), None, bench_pipeline, DEFAULT, now)
 
     served_pipeline = build_text_pipeline(settings, tmp_path / "served.sqlite", parser=parser)
     workers = Workers(recognizer, served_pipeline, turn=settings.turn)

@@ -23,7 +23,7 @@ from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.config import Settings
 from assistant.errors import BackendUnavailable
-from assistant.language.registry import DEFAULT
+from assistant.language.registry import DEFAULT, get
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.tokenizer import WordPieceTokenizer
 from assistant.wiring import language_model
@@ -102,7 +102,7 @@ def whole_path(settings: Settings, model: NLUModel, backend_spec: tuple[str, str
 
 def _model_and_texts(settings: Settings, language: str) -> tuple[NLUModel, list[str]]:
     """The language's model and 512 of its dev requests (held-out templates)."""
-    model = language_model(settings, language)
+    model = language_model(settings, get(language))
     _, dev = generate_splits(GeneratorConfig(train_size=0, dev_size=512, language=language))
     return model, [e.text for e in dev]
 

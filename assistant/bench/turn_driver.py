@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from assistant.language.profile import Language
+from assistant.language.registry import Spoken
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.models import Reading
 from assistant.turn.runner import RunnerHooks, TurnRunner
@@ -47,8 +49,8 @@ class _Ledger:
 
 
 class _TimedHearing:
-    def __init__(self, recognize: Timed, smart_turn: Timed | None, ledger: _Ledger) -> None:
-        self.recognize, self.smart_turn, self.ledger = recognize, smart_turn, ledger
+    def __init__(self, recognize: Timed, smart_turn: Timed | None, ledger: _Ledger, language: Language) -> None:
+        self.recognize, self.smart_turn, self.ledger, self.language = recognize, smart_turn, ledger, language
 
     def partial_refused(self) -> str | None:
         return None  # one client, in audio time: nothing to shed
@@ -56,10 +58,10 @@ class _TimedHearing:
     def read_refused(self) -> str | None:
         return None
 
-    async def hear(self, audio: bytes, *, final: bool, read: bool, language: str) -> tuple[str, str]:
+    async def hear(self, audio: bytes, *, final: bool, read: bool, language: Spoken) -> tuple[str, Language]:
         text, cost = self.recognize(audio)  # the recognizer's text: its n-best along
         self.ledger.spent += cost
-        return text, language
+        return text, self.language  # the recognizer of the turn's language
 
     async def turn_probability(self, audio: bytes) -> float:
         assert self.smart_turn is not None, "a sound-reading policy needs Smart Turn"
@@ -114,7 +116,7 @@ class _Hooks(RunnerHooks):
     def recognized(self, utterance: int, reused: bool) -> None:
         self._ready += self.ledger.take()
 
-    async def transcript(self, utterance: int, text: str, language: str) -> None:
+    async def transcript(self, utterance: int, text: str, language: Spoken) -> None:
         self.out.heard.append(str(text))
         if not text:
             self.out.done_ms.append(self._ready)
@@ -127,12 +129,13 @@ class _Hooks(RunnerHooks):
 
 
 def drive(taker: TurnTaker, pcm: bytes, recognize: Timed, smart_turn: Timed | None, pipeline: TextPipeline,
-          language: str, now: datetime) -> TimedRun:
+          language: Language, now: datetime) -> TimedRun:
     """The audio fed whole to the turn taker, its decisions run by the server's runner, in audio time."""
     ledger = _Ledger()
     hooks = _Hooks(ledger)
-    runner = TurnRunner(taker, _TimedHearing(recognize, smart_turn, ledger), _TimedActing(pipeline, ledger), hooks,
-                        language=language, conversation="bench", now=lambda: now)
+    hearing = _TimedHearing(recognize, smart_turn, ledger, language)
+    runner = TurnRunner(taker, hearing, _TimedActing(pipeline, ledger), hooks, language=language,
+                        conversation="bench", now=lambda: now)
 
     async def run() -> None:
         await runner.run(taker.feed(pcm))

@@ -177,7 +177,7 @@ class _Runner:
         with wave.open(str(item.file), "rb") as wav:
             pcm = wav.readframes(wav.getnframes())
         timed = drive(self.taker(policy), pcm, self.recognizers[item.language], self.smart_turn, pipeline,
-                      item.language, now)
+                      get(item.language), now)
         out = _TurnRun(item.file.name, item.voice, item.split, reads=timed.reads, heard=timed.heard,
                        utterances=len(timed.ended), ended_by=[e.ended_by for e in timed.ended])
         out.cutoffs = [any(start <= e.decided_ms <= end + 100 for e in timed.ended) for start, end in item.pauses]
@@ -249,7 +249,7 @@ def run_turns_bench(settings: Settings, options: TurnsBenchOptions) -> int:
         smart_turn = Timed(lambda audio: model.probabilities([audio])[0])
     recognizers = {DEFAULT.code: Timed(recognizer.transcribe)}
     for language in dict.fromkeys(i.language for i in items if i.language != DEFAULT.code):
-        other = build_language_recognizer(settings, language)
+        other = build_language_recognizer(settings, get(language))
         if other is not None:
             recognizers[language] = Timed(other.transcribe)
         else:  # [nlu] languages without it: its turns are not heard here

@@ -11,6 +11,7 @@ from datetime import datetime
 from assistant.booking.interval import from_now
 from assistant.booking.rooms import RoomDirectory
 from assistant.domain import Slot
+from assistant.language.patterns import every_language
 from assistant.language.profile import DialogueWords
 from assistant.language.readers import parse_clock, parse_date, parse_duration
 from assistant.language.registry import LANGUAGES
@@ -31,14 +32,13 @@ UNDO = either(lambda words: words.undo)
 # inside one utterance, after what they correct ("at two. Actually, make it three").
 CORRECTION = either(lambda words: words.correction)
 CORRECTION_INSIDE = either(lambda words: words.correction_inside)
-_ANSWER_FILLER = re.compile(r"^(uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|"
-                            r"the|around|starting( at)?|at|on|in|for|from|until|till|to)\b[\s,]*|"
-                            r"[\s,.!?]*(please|thanks|thank you)?[\s.!?]*$", re.I)
+_ANSWER_FILLER = re.compile(rf"^({every_language(lambda language: language.dialogue.answer_lead)})\b[\s,]*|"
+                            rf"[\s,.!?]*({every_language(lambda language: language.dialogue.answer_tail)})?[\s.!?]*$",
+                            re.I)
 # The word before a fragment's value says what it is: "for an hour" is a length, "from 11" a start, "until 5" an end.
-_LEAD = re.compile(r"^\W*(?:(?:uh|um|and|so|ok|okay|make it|actually)\W+)*(for|from|starting|at|until|till|to|on)\b",
-                   re.I)
-_LEAD_KIND = {"for": Slot.DURATION, "from": Slot.START_TIME, "starting": Slot.START_TIME, "at": Slot.START_TIME,
-              "until": Slot.END_TIME, "till": Slot.END_TIME, "to": Slot.END_TIME, "on": Slot.DATE}
+_LEAD_KIND = {word: Slot(kind) for language in LANGUAGES for word, kind in language.dialogue.leads.items()}
+_LEAD = re.compile(rf"^\W*(?:(?:{every_language(lambda language: language.dialogue.lead_fillers)})\W+)*"
+                   rf"({'|'.join(_LEAD_KIND)})\b", re.I)
 _FRAGMENT_WORDS = either(lambda words: words.fragment_joins)  # "tomorrow at 3 for an hour"
 
 

@@ -22,11 +22,11 @@ from assistant.booking.dispatcher import Dispatcher
 from assistant.booking.interval import TimePolicy
 from assistant.booking.replies import language_of, say
 from assistant.booking.request import MeetingRequest, leaves_room_to_us, normalize_request
-from assistant.booking.results import Answer, Clarify, Command, Offer, Rejected, Result
+from assistant.booking.results import Answer, AnswerKind, Clarify, Command, Confirm, Offer, Rejected, Result
 from assistant.booking.rooms import RoomDirectory
 from assistant.booking.store import Booking
 from assistant.domain import Intent, Slot
-from assistant.language.registry import get
+from assistant.language.profile import Language
 
 __all__ = ["Dialogue", "Conversation", "Reopen", "read_answer"]
 
@@ -179,7 +179,7 @@ class Dialogue:
             proposal, state.proposal = state.proposal, None
             if NO.match(stripped):
                 state.intent, state.slots = None, {}
-                return Answer("confirmation", say(language_of(stripped), "nothing_booked"))
+                return Answer(AnswerKind.CONFIRMATION, say(language_of(stripped), "nothing_booked"))
             intent, slots = self._accept(state, proposal)
         reading = self._against_pending(state, stripped, intent, slots, now)
         request = normalize_request(reading.intent, reading.slots, now, self.rooms, self.policy, reading.carried,
@@ -278,13 +278,13 @@ class Dialogue:
         return result
 
     @staticmethod
-    def _propose(result: Result, language: str) -> Result:
+    def _propose(result: Result, language: Language) -> Result:
         """A command read from a weak understanding becomes a question whose "yes" runs it."""
         if not isinstance(result, Command) or not result.executable or result.action != Intent.BOOK_MEETING:
             return result
-        when = get(language).span_words(result.start, result.end)
+        when = language.span_words(result.start, result.end)
         offer = Offer(result.room, result.start, result.end)
-        return Clarify(("confirmation",), say(language, "propose", room=result.room.title(), when=when), (offer,))
+        return Clarify((Confirm.CONFIRMATION,), say(language, "propose", room=result.room.title(), when=when), (offer,))
 
     def _remember(self, state: Conversation, intent: Intent, slots: Sequence[tuple[Slot, str]],
                   carried: dict[Slot, str], result: Result, unknown_room: bool = False) -> None:
@@ -311,7 +311,7 @@ class Dialogue:
                 state.changed_other = True
 
     def _undo(self, state: Conversation, now: datetime, commit: bool, key: str, owner: str | None,
-              language: str) -> Result:
+              language: Language) -> Result:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         booking = self.dispatcher.store.get(state.last_booking) if state.last_booking else None
         if booking is None or not self.dispatcher.may_change(booking, owner):

@@ -19,17 +19,30 @@ from assistant.booking.guard import check_booking, check_days, check_move
 from assistant.booking.interval import Interval, TimePolicy, localize
 from assistant.booking.replies import clock, room_list, say, sentences
 from assistant.booking.request import MeetingRequest
-from assistant.booking.results import Answer, Check, Clarify, Command, Doubt, Offer, Rejected, Result, booking_dict
+from assistant.booking.results import (
+    Answer,
+    AnswerData,
+    AnswerKind,
+    Check,
+    Clarify,
+    Command,
+    Doubt,
+    Offer,
+    Rejected,
+    Result,
+    booking_dict,
+)
 from assistant.booking.rooms import MatchKind, Room, RoomDirectory
 from assistant.booking.store import OTHER_APP, Booked, Booking, BookingStore, Conflict
 from assistant.domain import Intent, Slot
+from assistant.language.profile import Language
 
 __all__ = ["Dispatcher", "question"]
 
 _ASKED = (Slot.DATE, Slot.START_TIME, Slot.ROOM, Slot.NEW_TIME, Slot.END_TIME, Slot.DURATION, Slot.PEOPLE_COUNT)
 
 
-def question(language: str, missing: Sequence[str]) -> str:
+def question(language: Language, missing: Sequence[str]) -> str:
     """The questions for what a request lacks, in its language ("Which day? At what time?")."""
     asked = [say(language, f"ask.{m}") if m in _ASKED else say(language, "ask.other", slot=m) for m in missing]
     return sentences(language, *asked)
@@ -113,19 +126,19 @@ class Dispatcher:
         later = self._next_free(room, start, end - start)
         return (*others, Offer(room, later, later + (end - start)))
 
-    def _conflict(self, room: str, start: datetime, end: datetime, people: int, language: str) -> Clarify:
+    def _conflict(self, room: str, start: datetime, end: datetime, people: int, language: Language) -> Clarify:
         options = self._options(room, start, end, people)
         alternatives = [o.room.title() for o in options[:-1]]
         later = clock(options[-1].start)
         question = say(language, "conflict", room=room.title())
         if alternatives:
-            question += say(language, "conflict.others", names=room_list(language, alternatives), room=room.title(),
-                            verb="is" if len(alternatives) == 1 else "are", later=later)
+            question += say(language, "conflict.other" if len(alternatives) == 1 else "conflict.others",
+                            names=room_list(language, alternatives), room=room.title(), later=later)
         else:
             question += say(language, "conflict.later", later=later)
         return Clarify((Slot.ROOM, Slot.START_TIME), question + say(language, "conflict.which"), options)
 
-    def _none_free(self, start: datetime, end: datetime, people: int, language: str) -> Clarify:
+    def _none_free(self, start: datetime, end: datetime, people: int, language: Language) -> Clarify:
         """Every room that fits is taken then: the soonest time one of them is free, as an option "yes" takes."""
         fitting = [r for r in self.rooms.rooms if r.seats >= people]
         if not fitting:
@@ -213,10 +226,10 @@ class Dispatcher:
         if len(found) == 1:
             return found[0]
         if not found and matching:
-            return Answer("bookings", say(language, "not_yours"),
+            return Answer(AnswerKind.BOOKINGS, say(language, "not_yours"),
                           {"bookings": [], "executable": False, "reason": "not yours"})
         if not found:
-            return Answer("bookings", say(language, "no_such_booking"), {"bookings": [], "executable": False,
+            return Answer(AnswerKind.BOOKINGS, say(language, "no_such_booking"), {"bookings": [], "executable": False,
                                                                          "reason": "no such booking"})
         options = tuple(found[:5])
         return Clarify((Slot.START_TIME,), say(language, "which_booking", count=len(found)), options)
@@ -297,11 +310,11 @@ class Dispatcher:
             room_key = request.room.room.key if request.room else None
             taken = self.store.bookings(start, start + timedelta(days=1), room_key)
             text = say(language, "day_bookings", count=len(taken), day=day.isoformat(), where=where)
-            return Answer("availability", text, {"day": day.isoformat(), "room": room_key,
+            return Answer(AnswerKind.AVAILABILITY, text, {"day": day.isoformat(), "room": room_key,
                                                  "bookings": [booking_dict(b) for b in taken]})
         start, end = request.interval.start, request.interval.end
         free = self._free_rooms(start, end, people)
-        data = {"start": start.isoformat(), "end": end.isoformat(), "free_rooms": [r.key for r in free]}
+        data: AnswerData = {"start": start.isoformat(), "end": end.isoformat(), "free_rooms": [r.key for r in free]}
         if request.room is not None:
             room = request.room.room
             available = not self.store.bookings(start, end, room.key)
@@ -309,11 +322,11 @@ class Dispatcher:
             fits = "" if room.seats >= people else say(language, "fits.no", seats=room.seats, people=people)
             text = say(language, "room_verdict", room=room.name, verdict=verdict, start=clock(start), end=clock(end),
                        fits=fits)
-            return Answer("availability", text, {**data, "room": room.key, "available": available,
+            return Answer(AnswerKind.AVAILABILITY, text, {**data, "room": room.key, "available": available,
                                                  "fits": room.seats >= people})
         names = room_list(language, [r.name for r in free]) or say(language, "no_room")
-        return Answer("availability", say(language, "free_rooms", start=clock(start), end=clock(end), names=names),
-                      {**data, "room": None, "available": bool(free)})
+        text = say(language, "free_rooms", start=clock(start), end=clock(end), names=names)
+        return Answer(AnswerKind.AVAILABILITY, text, {**data, "room": None, "available": bool(free)})
 
     def _list(self, request: MeetingRequest, now: datetime, commit: bool, key: str,
               conversation: str | None, owner: str | None) -> Result:
@@ -325,6 +338,6 @@ class Dispatcher:
             found = [b for b in found if b.title and request.title.lower() in b.title.lower()]
         language = request.language
         where = say(language, "where", room=request.room.room.name) if request.room else ""
-        return Answer("bookings", say(language, "bookings", count=len(found), where=where),
+        return Answer(AnswerKind.BOOKINGS, say(language, "bookings", count=len(found), where=where),
                       {"from": start.isoformat(), "to": end.isoformat(), "room": room_key,
                        "bookings": [booking_dict(b) for b in found]})

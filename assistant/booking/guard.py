@@ -36,18 +36,17 @@ from assistant.booking.replies import clock, clock_words, day_words, say, senten
 from assistant.booking.request import MeetingRequest
 from assistant.booking.results import Check, Doubt
 from assistant.domain import Slot
+from assistant.language.profile import Language
 from assistant.language.readers import parse_clock
-from assistant.language.registry import language_of
+from assistant.language.registry import LANGUAGES, language_of
 from assistant.language.values import Meridiem
 from assistant.zones import FIRST_YEAR, LAST_YEAR
 
 __all__ = ["Doubt", "check_booking", "check_move", "check_days", "TIME_SLOTS"]
 
 TIME_SLOTS = (Slot.DATE, Slot.START_TIME, Slot.END_TIME, Slot.DURATION, Slot.NEW_DATE, Slot.NEW_TIME)
-_FUNCTION_WORDS = {
-    "a", "an", "the", "at", "on", "in", "for", "from", "to", "until", "till", "by", "of", "and", "or", "then",
-    "it", "me", "us", "i", "we", "um", "uh", "er", "so", "ok", "okay", "please", "about", "around",
-}
+# words that are never a time on their own, in any language (a time slot tagged on one was misread)
+_FUNCTION_WORDS = frozenset().union(*(language.words.function_words for language in LANGUAGES))
 _KIND: dict[Slot, str] = {Slot.DATE: "date", Slot.NEW_DATE: "date", Slot.DURATION: "length", Slot.START_TIME: "time",
          Slot.END_TIME: "end time", Slot.NEW_TIME: "time"}
 
@@ -85,7 +84,7 @@ def _said_twice(request: MeetingRequest) -> Slot | None:
     return next((name for name in dict.fromkeys(names) if names.count(name) > 1), None)
 
 
-def _next_question(language: str, slots: tuple[str, ...]) -> str:
+def _next_question(language: Language, slots: tuple[str, ...]) -> str:
     if Slot.START_TIME in slots or Slot.END_TIME in slots or Slot.NEW_TIME in slots:
         return say(language, "ask.start_time")
     if Slot.DURATION in slots:
@@ -195,22 +194,23 @@ def _check_length_unread(request: MeetingRequest) -> Doubt | None:
                  None)
 
 
-_TEEN_MINUTES = re.compile(
-    r"\b(thirteen|fourteen|sixteen|seventeen|eighteen|nineteen|1[346789])[\s-]*(minutes?|mins?)\b", re.I)
-_TEEN_VALUES = {"thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+def _teen_minutes(said: str) -> tuple[str, int] | None:
+    """The first language's reading of a teen length in these words (the languages that have such a reading)."""
+    return next((found for language in LANGUAGES if language.words.teen_minutes is not None
+                 if (found := language.words.teen_minutes(said)) is not None), None)
 
 
 def _check_teen(request: MeetingRequest, interval: Interval) -> Doubt | None:
     """"for 19 minutes": was it "ninety"? Asked, with the -ty reading offered, unless the length was just asked
     for (said again, it stands)."""
     said = dict(request.spans).get(Slot.DURATION, "")
-    found = _TEEN_MINUTES.search(said)
+    found = _teen_minutes(said)
     if found is None or Slot.DURATION in request.asked:
         return None
-    teen = _TEEN_VALUES.get(found.group(1).lower()) or int(found.group(1))
+    words, teen = found
     ty = (teen - 10) * 10
     offered = Interval(interval.start, interval.start + timedelta(minutes=ty))
-    question = _say(request, "doubt.teen", said=found.group(0), ty=f"{ty} minutes")
+    question = _say(request, "doubt.teen", said=words, ty=ty)
     return Doubt(Check.TEEN, (Slot.DURATION,), said, question, offered)
 
 

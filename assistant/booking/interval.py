@@ -17,7 +17,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from assistant.domain import Slot
+from assistant.language.patterns import every_language
 from assistant.language.readers import parse_clock, parse_duration
+from assistant.language.registry import LANGUAGES
 from assistant.language.values import ClockTime, DayPart, Meridiem, resolve_meridiem
 
 __all__ = ["TimePolicy", "Interval", "Unresolved", "resolve_interval", "localize"]
@@ -96,13 +98,17 @@ def _end_hour(end: ClockTime, start_24: tuple[int, int], start: ClockTime) -> tu
     return end.to_24h(Meridiem.AM)
 
 
-_RANGE_SPLIT = re.compile(r"\s*(?:-|–|\bto\b|\band\b|\buntil\b|\btill\b|\bthrough\b|\bthru\b)\s*")
-_FROM_NOW = re.compile(r"^in (.+)$")
+_RANGE_SPLIT = re.compile(rf"\s*(?:-|–|{every_language(lambda language: language.words.range_joiners)})\s*")
+_RANGE_OPENERS = tuple(opener for language in LANGUAGES for opener in language.words.range_openers)
+_FROM_NOW = tuple(re.compile(language.words.from_now) for language in LANGUAGES if language.words.from_now)
 
 
 def _split_range(text: str) -> tuple[str, str] | None:
     """'15h30-18h', '9a to 11a' tagged as one span: the two ends, when each reads as a clock time."""
-    parts = _RANGE_SPLIT.split(text.strip().removeprefix("from ").removeprefix("between "))
+    text = text.strip()
+    for opener in _RANGE_OPENERS:
+        text = text.removeprefix(opener)
+    parts = _RANGE_SPLIT.split(text)
     if len(parts) == 2 and all(parse_clock(p) is not None for p in parts):
         return parts[0], parts[1]
     return None
@@ -110,7 +116,8 @@ def _split_range(text: str) -> tuple[str, str] | None:
 
 def from_now(text: str, now: datetime) -> datetime | None:
     """'in an hour', 'in 20 minutes': now plus that long, to the minute; None when the text is not such a phrase."""
-    match = _FROM_NOW.match(text.strip().lower())
+    said = text.strip().lower()
+    match = next((found for pattern in _FROM_NOW if (found := pattern.match(said)) is not None), None)
     length = parse_duration(match.group(1)) if match else None
     if length is None:
         return None

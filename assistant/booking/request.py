@@ -15,6 +15,7 @@ from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_no
 from assistant.booking.replies import language_of
 from assistant.booking.rooms import RoomDirectory, RoomMatch
 from assistant.domain import Intent, Slot
+from assistant.language.profile import Language
 from assistant.language.readers import parse_count, parse_date
 from assistant.language.registry import LANGUAGES
 from assistant.language.values import DayPart
@@ -50,8 +51,8 @@ class MeetingRequest:
     spoken: bool = False  # heard, not typed: its times are held to what people say (the guard)
 
     @property
-    def language(self) -> str:
-        """What to answer in: the code of the language this turn's words are written in."""
+    def language(self) -> Language:
+        """What to answer in: the language this turn's words are written in."""
         return language_of(self.text)
 
 

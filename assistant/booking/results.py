@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 from assistant.booking.interval import Interval
 from assistant.booking.store import Booking
 from assistant.domain import Intent, Slot
 
-__all__ = ["Command", "Clarify", "Answer", "Rejected", "Result", "booking_dict", "Check", "Doubt", "Offer"]
+__all__ = ["Command", "Clarify", "Answer", "AnswerKind", "AnswerData", "Asked", "Confirm", "Rejected", "Result",
+           "booking_dict", "Check", "Doubt", "Offer"]
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -25,6 +26,28 @@ def _iso(moment: datetime | None) -> str | None:
 def booking_dict(booking: Booking) -> dict[str, Any]:
     return {"booking_id": booking.id, "room": booking.room, "start": _iso(booking.start), "end": _iso(booking.end),
             "title": booking.title, "attendees": list(booking.attendees)}
+
+
+class Confirm(StrEnum):
+    """What a question asks for besides a slot's value."""
+
+    CONFIRMATION = "confirmation"  # a yes or a no to what it proposes
+
+
+Asked = Slot | Confirm  # what a clarifying question asks for (the wire's `missing`)
+
+
+class AnswerKind(StrEnum):
+    AVAILABILITY = "availability"  # is a room free, which rooms are free, what is on a day
+    BOOKINGS = "bookings"  # the bookings asked about (none found, not yours)
+    CONFIRMATION = "confirmation"  # a "yes" with nothing proposed
+
+
+# What an answer says besides its sentence, for programs (configs/result.schema.json); each kind fills its part.
+AnswerData = TypedDict("AnswerData", {
+    "bookings": list[dict[str, Any]], "executable": bool, "reason": str, "day": str, "room": str | None,
+    "start": str, "end": str, "free_rooms": list[str], "available": bool, "fits": bool, "from": str, "to": str,
+}, total=False)
 
 
 class Check(StrEnum):
@@ -108,7 +131,7 @@ class Command:
 
 @dataclass(frozen=True)
 class Clarify:
-    missing: tuple[str, ...]
+    missing: tuple[Asked, ...]
     question: str
     # concrete alternatives: rooms at times (free rooms, the next free slot), or the bookings a request may mean
     options: tuple[Offer | Booking, ...] = ()
@@ -127,9 +150,9 @@ class Clarify:
 
 @dataclass(frozen=True)
 class Answer:
-    kind: str  # availability | bookings | undo
+    kind: AnswerKind
     text: str  # one sentence for a person
-    data: dict[str, Any] = field(default_factory=dict)
+    data: AnswerData = field(default_factory=lambda: AnswerData())
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "answer", "kind": self.kind, "text": self.text, **self.data}

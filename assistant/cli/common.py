@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.config import Settings, load_settings
 from assistant.errors import ConfigError
+from assistant.language.registry import get
 from assistant.zones import parse_reference, parse_zone
 
 if TYPE_CHECKING:
@@ -95,4 +96,4 @@ def language_model_of(args: argparse.Namespace, settings: Settings) -> NLUModel:
     process of its own first when the cache has none."""
     from assistant.wiring import language_model
 
-    return language_model(settings, args.language)
+    return language_model(settings, get(args.language))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Protocol
 
@@ -39,6 +39,16 @@ class WordProfile:
     ends_asking: tuple[str, ...] = ()  # multi-character endings that ask for more (Chinese words of 2+ characters)
     fillers: frozenset[str] = frozenset()  # hesitations a recognizer writes in one decode and drops in another
     length_lead: str = ""  # regex source: words that begin a length said after the time ("for", "in"); "": none
+    # words that are never a time on their own: a time slot tagged on one of these ("at") was misread
+    function_words: frozenset[str] = frozenset()
+    # regex source: the words between the two ends of a time range said as one span ("9 to 11", "9 until 11");
+    # a dash joins them in every language
+    range_joiners: str = ""
+    range_openers: tuple[str, ...] = ()  # words before such a range ("from 9 to 11", "between 9 and 11")
+    from_now: str = ""  # regex source with one group, the length: a start said as a time from now ("in (an hour)")
+    # a length of 13-19 minutes said as a teen ("nineteen minutes", "19 min"): (the words, the minutes), else None;
+    # a -ty is easily heard as a teen (guard.py asks)
+    teen_minutes: Callable[[str], tuple[str, int] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,11 @@ class DialogueWords:
     correction: str  # new words that correct what was just said, at their start
     correction_inside: str  # where a correction begins after what it corrects, in one utterance
     fragment_joins: str  # the words that join a fragment's values ("tomorrow at 3 for an hour")
+    answer_lead: str = ""  # words before the value of a short answer ("uh", "make it", "how about", "at")
+    answer_tail: str = ""  # words after it ("please", "thanks")
+    lead_fillers: str = ""  # hesitations before the word that says what a fragment's value is ("uh, for an hour")
+    # the word before a fragment's value says which slot it fills: "for an hour" a length, "from 11" a start
+    leads: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,7 +98,7 @@ class ModelRecipe:
     voices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one value per language, compared and hashed by identity
 class Language:
     code: str  # what sessions, configs and replies call it: "en", "zh"
     name: str  # what people call it: "English"
@@ -109,6 +124,8 @@ class Language:
     # The words of a text with the form each is compared by when what was said is aligned with what a recognizer
     # wrote for it (models/heard/align.py): (start, end, form), number words as digits ("nine" and "9": "9").
     spoken_words: Callable[[str], list[tuple[int, int, str]]] | None = None
+    # the multilingual Whisper model that hears it where it is not the default language ([asr] models overrides)
+    recognizer: str = ""
 
     def written_in(self, text: str) -> bool:
         """The text holds this language's script (always False for the default language, which has none)."""

@@ -7,17 +7,31 @@ The script decides, not a recognizer's guess: a typed request has none, and Whis
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from assistant.language.en.profile import ENGLISH
 from assistant.language.profile import Language
 from assistant.language.zh.profile import CHINESE
 
-__all__ = ["LANGUAGES", "DEFAULT", "AUTO", "CODES", "SESSION_LANGUAGES", "get", "language_of", "known"]
+__all__ = ["LANGUAGES", "DEFAULT", "AUTO", "Auto", "Spoken", "CODES", "SESSION_LANGUAGES", "get", "spoken",
+           "language_of", "known"]
 
 LANGUAGES: tuple[Language, ...] = (ENGLISH, CHINESE)
 DEFAULT = ENGLISH  # always served: the server listens once it is ready; the others are built behind it
-AUTO = "auto"  # a session's language when each utterance's language is told apart by the recognizer
+
+
+@dataclass(frozen=True)
+class Auto:
+    """A session's language when each utterance's language is told apart by the recognizer."""
+
+    code: str = "auto"
+    name: str = "the language of each utterance"
+
+
+AUTO = Auto()
+Spoken = Language | Auto  # what a session is heard in
 CODES: tuple[str, ...] = tuple(language.code for language in LANGUAGES)
-SESSION_LANGUAGES: tuple[str, ...] = (*CODES, AUTO)  # what a session may ask to be heard in
+SESSION_LANGUAGES: tuple[str, ...] = (*CODES, AUTO.code)  # what a session may ask to be heard in
 
 _BY_CODE = {language.code: language for language in LANGUAGES}
 
@@ -29,6 +43,12 @@ def known(code: object) -> bool:
 def get(code: str) -> Language:
     """The language of this code; KeyError for a code not listed here."""
     return _BY_CODE[code]
+
+
+def spoken(code: str) -> Spoken:
+    """What a session asks to be heard in, from its code (an event, the command line): a language, or AUTO;
+    KeyError for a code not listed here. Codes are read here once; past the edges the values travel."""
+    return AUTO if code == AUTO.code else _BY_CODE[code]
 
 
 def language_of(text: str) -> Language:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from assistant.language.profile import Language
 from assistant.language.registry import DEFAULT, language_of
 from assistant.nlu.parser import IntentSlotParser, ParseFailure, Understanding, clean_text
 from assistant.nlu.tokenizer import WordPieceTokenizer
@@ -28,19 +29,19 @@ class LanguageRoutedParser:
 
     Another language's parser may come later (a server builds it while it serves English:
     assistant/server/languages.py); until then its texts are refused with `language_unavailable` and the reason
-    `waiting(code)` gives. With `load`, a language is loaded on its first text instead (a command that parses:
+    `waiting(language)` gives. With `load`, a language is loaded on its first text instead (a command that parses:
     English text never waits for Chinese); `load` returns None when it cannot be had now, and the text is refused."""
 
-    def __init__(self, default: IntentSlotParser, others: dict[str, IntentSlotParser | None] | None = None,
-                 waiting: Callable[[str], str] = lambda code: f"{code} is not ready yet",
-                 load: Callable[[str], IntentSlotParser | None] | None = None) -> None:
-        self.parsers: dict[str, IntentSlotParser | None] = {DEFAULT.code: default, **(others or {})}
+    def __init__(self, default: IntentSlotParser, others: dict[Language, IntentSlotParser | None] | None = None,
+                 waiting: Callable[[Language], str] = lambda language: f"{language.name} is not ready yet",
+                 load: Callable[[Language], IntentSlotParser | None] | None = None) -> None:
+        self.parsers: dict[Language, IntentSlotParser | None] = {DEFAULT: default, **(others or {})}
         self.waiting = waiting
         self.load = load
 
     @property
     def default(self) -> IntentSlotParser:
-        parser = self.parsers[DEFAULT.code]
+        parser = self.parsers[DEFAULT]
         assert parser is not None
         return parser
 
@@ -52,27 +53,27 @@ class LanguageRoutedParser:
     def tokenizer(self) -> WordPieceTokenizer:
         return self.default.tokenizer
 
-    def install(self, code: str, parser: IntentSlotParser) -> None:
-        """Parse `code`'s texts with `parser` from now on (one assignment: safe beside a serving thread)."""
-        self.parsers[code] = parser
+    def install(self, language: Language, parser: IntentSlotParser) -> None:
+        """Parse the language's texts with `parser` from now on (one assignment: safe beside a serving thread)."""
+        self.parsers[language] = parser
 
     def parse(self, text: str) -> Understanding | ParseFailure:
         return self.parse_many([text])[0]
 
     def parse_many(self, texts: Sequence[str]) -> list[Understanding | ParseFailure]:
-        by_language: dict[str, list[int]] = {}
+        by_language: dict[Language, list[int]] = {}
         for i, text in enumerate(texts):
-            code = language_of(clean_text(text)).code
-            by_language.setdefault(code if code in self.parsers else DEFAULT.code, []).append(i)
+            language = language_of(clean_text(text))
+            by_language.setdefault(language if language in self.parsers else DEFAULT, []).append(i)
         results: dict[int, Understanding | ParseFailure] = {}
-        for code, indices in by_language.items():
-            parser = self.parsers[code]  # read once: it may be set meanwhile, by the thread that built it
+        for language, indices in by_language.items():
+            parser = self.parsers[language]  # read once: it may be set meanwhile, by the thread that built it
             if parser is None and self.load is not None:
-                parser = self.load(code)
+                parser = self.load(language)
                 if parser is not None:
-                    self.install(code, parser)
+                    self.install(language, parser)
             if parser is None:
-                reason = self.waiting(code)
+                reason = self.waiting(language)
                 results.update({i: ParseFailure(texts[i], "language_unavailable", reason) for i in indices})
             else:
                 results.update(zip(indices, parser.parse_many([texts[i] for i in indices]), strict=True))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from assistant.language.registry import get, known
+from assistant.language.profile import Language
 
 __all__ = ["LanguageState", "LanguageBuilds", "Progress", "train_in_subprocess"]
 
@@ -31,20 +31,16 @@ T = TypeVar("T")
 Progress = Callable[[str, float], None]  # (stage, fraction of the build done)
 
 
-def _name(language: str) -> str:
-    return get(language).name if known(language) else language
-
-
 @dataclass(frozen=True)
 class LanguageState:
-    language: str
+    language: Language
     state: str = "building"  # building | loading | ready | failed
     stage: str = ""  # while building: the build's stage (generating, training, checking)
     done: float = 0.0  # while building: the fraction of the build done
     reason: str = ""  # when failed: for the server's log, never sent to a client
 
     def describe(self) -> str:
-        name = _name(self.language)
+        name = self.language.name
         if self.state == "building":
             return f"{name} is still being built ({self.stage or 'starting'}, {self.done:.0%} done)"
         if self.state == "loading":
@@ -55,7 +51,7 @@ class LanguageState:
 
 
 class _Build(Generic[T]):
-    def __init__(self, builds: LanguageBuilds, language: str, make: Callable[[Progress, Callable[[], None]], T],
+    def __init__(self, builds: LanguageBuilds, language: Language, make: Callable[[Progress, Callable[[], None]], T],
                  install: Callable[[T], None]) -> None:
         self.builds, self.language, self.make, self.install = builds, language, make, install
 
@@ -64,11 +60,11 @@ class _Build(Generic[T]):
             made = self.make(self._progress, self._loading)
             self.install(made)
         except Exception as exc:  # reported to those who ask; the server goes on serving the others
-            log.exception("making %s ready failed", self.language)
+            log.exception("making %s ready failed", self.language.name)
             self.builds.set(LanguageState(self.language, "failed", reason=f"{type(exc).__name__}: {exc}"))
             return
         self.builds.set(LanguageState(self.language, "ready", done=1.0))
-        print(f"[serve] {_name(self.language)} is ready", file=sys.stderr, flush=True)
+        print(f"[serve] {self.language.name} is ready", file=sys.stderr, flush=True)
 
     def _progress(self, stage: str, done: float) -> None:
         before = self.builds.state(self.language)
@@ -86,17 +82,17 @@ class LanguageBuilds:
     read by the event loop)."""
 
     def __init__(self) -> None:
-        self._states: dict[str, LanguageState] = {}
+        self._states: dict[Language, LanguageState] = {}
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self.listeners: list[Callable[[LanguageState], None]] = []  # the metrics, told every change
 
-    def start(self, language: str, make: Callable[[Progress, Callable[[], None]], T],
+    def start(self, language: Language, make: Callable[[Progress, Callable[[], None]], T],
               install: Callable[[T], None]) -> threading.Thread:
         """Runs `make(progress, loading)` in a thread of its own, then `install` with what it made. `make` calls
         progress(stage, done) while it builds and loading() once it only loads."""
         self.set(LanguageState(language))
-        thread = threading.Thread(target=_Build(self, language, make, install).run, name=f"language-{language}",
+        thread = threading.Thread(target=_Build(self, language, make, install).run, name=f"language-{language.code}",
                                   daemon=True)
         self._threads.append(thread)
         thread.start()
@@ -108,7 +104,7 @@ class LanguageBuilds:
         for listener in list(self.listeners):
             listener(state)
 
-    def state(self, language: str) -> LanguageState | None:
+    def state(self, language: Language) -> LanguageState | None:
         with self._lock:
             return self._states.get(language)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from assistant.language.profile import Language
+from assistant.language.registry import Spoken
 from assistant.server.workers import Workers
 from assistant.text_pipeline import Turn, TurnOutcome
 
@@ -24,7 +26,7 @@ class WorkerHearing:
     def read_refused(self) -> str | None:
         return self.workers.read_refused(self.owner)
 
-    async def hear(self, audio: bytes, *, final: bool, read: bool, language: str) -> tuple[str, str]:
+    async def hear(self, audio: bytes, *, final: bool, read: bool, language: Spoken) -> tuple[str, Language]:
         return await self.workers.hear(audio, final=final, read=read, owner=self.owner, language=language)
 
     async def turn_probability(self, audio: bytes) -> float:

@@ -37,7 +37,7 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
-from assistant.language.registry import DEFAULT
+from assistant.language.registry import Spoken
 from assistant.server.admission import SessionAdmission
 from assistant.server.failures import model_waiting, utterance_failed
 from assistant.server.latency import LatencyObserver
@@ -67,7 +67,7 @@ class Session(RunnerHooks):
             self.now = parse_reference(start.now, self.zone) if start.now is not None else None
         except ValueError as exc:
             raise ProtocolError("bad_start", str(exc)) from None
-        self.language = start.language or DEFAULT.code
+        self.language = start.heard_in()
         if not workers.hears(self.language):
             raise ProtocolError("language_unavailable", workers.unavailable(self.language))
         self.stream = VoiceStream(start.sample_rate, start.channels, start.format, stream)
@@ -100,7 +100,7 @@ class Session(RunnerHooks):
         self.admission.unqueue_all()  # a task cancelled before it ran never reaches its own `finally`
 
     def ready(self) -> Ready:
-        return Ready(self.id, TARGET_RATE, self.language)
+        return Ready(self.id, TARGET_RATE, self.language.code)
 
     async def audio(self, pcm: bytes) -> None:
         """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
@@ -195,8 +195,8 @@ class Session(RunnerHooks):
             self.workers.metrics.finals_reused.inc()
         self.admission.unqueue(utterance)
 
-    async def transcript(self, utterance: int, text: str, language: str) -> None:
-        await self._emit(Transcript(utterance, text, language))
+    async def transcript(self, utterance: int, text: str, language: Spoken) -> None:
+        await self._emit(Transcript(utterance, text, language.code))
         if not text:
             self.latency.forget(utterance)
 

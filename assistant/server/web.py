@@ -106,7 +106,7 @@ def http_routes(workers: Workers) -> Callable[[Request], Awaitable[Response]]:
             # the store's own probe (a CalDAV server may be down), in a thread: never behind the NLU worker
             problem = await asyncio.to_thread(workers.pipeline.store.problem)
             lines = ["ok" if problem is None else "store unavailable",
-                     *(f"{state.language}: {state.describe()}" for state in workers.builds.pending()),
+                     *(f"{state.language.code}: {state.describe()}" for state in workers.builds.pending()),
                      *([f"store: {problem}"] if problem is not None else [])]
             status = (200, "OK") if problem is None else (503, "Service Unavailable")
             return _response(*status, "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())

@@ -21,7 +21,8 @@ from typing import Any, Protocol, TypeVar
 
 from assistant.batching import BatchPolicy
 from assistant.errors import ModelServerUnavailable
-from assistant.language.registry import AUTO, DEFAULT, get
+from assistant.language.profile import Language
+from assistant.language.registry import DEFAULT, Auto, Spoken, get
 from assistant.server.batcher import DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.languages import LanguageBuilds, LanguageState
 from assistant.server.metrics import ServerMetrics
@@ -87,9 +88,9 @@ class LoadPolicy:
 class Workers:
     def __init__(self, recognizer: Recognizer, pipeline: TextPipeline, policy: LoadPolicy | None = None,
                  metrics: ServerMetrics | None = None, turn: TurnSettings | None = None,
-                 turn_detector: TurnDetector | None = None, others: Mapping[str, Recognizer] | None = None,
+                 turn_detector: TurnDetector | None = None, others: Mapping[Language, Recognizer] | None = None,
                  identifier: LanguageIdentifier | None = None) -> None:
-        """`recognizer` hears English; `others` hear other languages ({"zh": a multilingual Whisper set to
+        """`recognizer` hears English; `others` hear other languages ({CHINESE: a multilingual Whisper set to
         Chinese}), each behind its own batcher: a batch is decoded with one language's prompt. `identifier`
         (the multilingual one, when there are other languages) tells the languages apart for "auto" sessions."""
         self.recognizer = recognizer
@@ -112,7 +113,7 @@ class Workers:
         }
         self.metrics.models.info(self._models)
         self.metrics.turn.info({k: str(v) for k, v in asdict(self.turn).items()})
-        self._asr_by_language = {DEFAULT.code: self._asr_batcher("asr", recognizer)}
+        self._asr_by_language = {DEFAULT: self._asr_batcher("asr", recognizer)}
         self._identify: DynamicBatcher[tuple[bytes, int], tuple[str, str | None]] | None = None
         for language, other in (others or {}).items():
             self.add_language(language, other, identifier)
@@ -126,39 +127,44 @@ class Workers:
             self._turn = DynamicBatcher("turn", turn_detector.probabilities, BatchPolicy(max_batch=8),
                                         lambda _, size, took: self._batch_done("turn", size, took))
 
-    def add_language(self, language: str, recognizer: Recognizer, identifier: LanguageIdentifier | None) -> None:
+    def add_language(self, language: Language, recognizer: Recognizer, identifier: LanguageIdentifier | None
+                     ) -> None:
         """Hear `language` from now on (a language made ready while serving): its own batcher, and "auto"
         sessions once an identifier tells the languages apart. Called on any thread: each dict is replaced
         whole, never changed in place, so a session reading them sees the old set or the new one."""
-        self._asr_by_language = {**self._asr_by_language, language: self._asr_batcher(f"asr_{language}", recognizer)}
+        self._asr_by_language = {**self._asr_by_language,
+                                 language: self._asr_batcher(f"asr_{language.code}", recognizer)}
         if identifier is not None:
-            replaced, self._identify = self._identify, self._identify_batcher(identifier, tuple(self._asr_by_language))
+            choices = tuple(each.code for each in self._asr_by_language)  # the identifier speaks Whisper's codes
+            replaced, self._identify = self._identify, self._identify_batcher(identifier, choices)
             if replaced is not None:
                 replaced.close()
 
-    def note_models(self, language: str, recognizer: Recognizer | None, backend: BackendInfo) -> None:
+    def note_models(self, language: Language, recognizer: Recognizer | None, backend: BackendInfo) -> None:
         """A language's models in /metrics once it is served ("zh_nlu_backend", ...)."""
-        more = {f"{language}_nlu_backend": backend.name, f"{language}_nlu_precision": backend.precision,
-                f"{language}_nlu_device": backend.device}
+        code = language.code
+        more = {f"{code}_nlu_backend": backend.name, f"{code}_nlu_precision": backend.precision,
+                f"{code}_nlu_device": backend.device}
         if recognizer is not None:
-            more[f"{language}_asr_model"] = recognizer.model_name
+            more[f"{code}_asr_model"] = recognizer.model_name
         self._models = {**self._models, **more}
         self.metrics.models.info(self._models)
 
     def _language_changed(self, state: LanguageState) -> None:
-        self.metrics.language_ready.labels(state.language).set(1 if state.state == "ready" else 0)
+        self.metrics.language_ready.labels(state.language.code).set(1 if state.state == "ready" else 0)
         self.metrics.language_build.clear()
         for each in self.builds.all():
-            self.metrics.language_build.labels(each.language, each.state).set(each.done)
+            self.metrics.language_build.labels(each.language.code, each.state).set(each.done)
 
-    def unavailable(self, language: str) -> str:
-        """Why sessions in `language` ("auto" included) are refused: still being built, or not heard here."""
-        pending = [state for state in self.builds.pending() if language in (state.language, AUTO)]
+    def unavailable(self, language: Spoken) -> str:
+        """Why sessions in `language` (AUTO included) are refused: still being built, or not heard here."""
+        pending = [state for state in self.builds.pending()
+                   if isinstance(language, Auto) or state.language is language]
         if pending:
-            served = " and ".join(get(language).name for language in self.languages)
+            served = " and ".join(each.name for each in self.languages)
             return "; ".join(state.describe() for state in pending) + f". {served} is served meanwhile; try again later"
-        return f"this server hears {', '.join(self.languages)} only; not {language!r}" + (
-            " (it tells languages apart where it hears two)" if language == AUTO else "")
+        return f"this server hears {', '.join(each.code for each in self.languages)} only; not {language.code!r}" + (
+            " (it tells languages apart where it hears two)" if isinstance(language, Auto) else "")
 
     def _asr_batcher(self, name: str, recognizer: Recognizer) -> DynamicBatcher[tuple[bytes, int], str]:
         def decode(items: list[tuple[bytes, int]]) -> list[str]:
@@ -180,31 +186,34 @@ class Workers:
                               self.policy.asr_calls)
 
     @property
-    def languages(self) -> tuple[str, ...]:
-        """The spoken languages these workers hear ("auto" is not one: see `hears`)."""
+    def languages(self) -> tuple[Language, ...]:
+        """The spoken languages these workers hear (AUTO is not one: see `hears`)."""
         return tuple(self._asr_by_language)
 
-    def hears(self, language: str) -> bool:
-        """A language these workers hear; "auto" when they can also tell them apart."""
-        return language in self._asr_by_language or (language == AUTO and self._identify is not None)
+    def hears(self, language: Spoken) -> bool:
+        """A language these workers hear; AUTO when they can also tell them apart."""
+        if isinstance(language, Auto):
+            return self._identify is not None
+        return language in self._asr_by_language
 
     async def hear(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
-                   language: str = DEFAULT.code) -> tuple[str, str]:
-        """(text, language): `transcribe` in a session's language, or with "auto" in the language identified in
+                   language: Spoken = DEFAULT) -> tuple[str, Language]:
+        """(text, language): `transcribe` in a session's language, or with AUTO in the language identified in
         this audio (Chinese is heard in the same pass; English then by its own recognizer)."""
-        if language != AUTO:
+        if not isinstance(language, Auto):
             return await self.transcribe(audio, final=final, read=read, owner=owner, language=language), language
         if self._identify is None:
             raise ValueError("these workers cannot tell languages apart (one language, or no identifier)")
         priority = FINAL if final else READ if read else PARTIAL
         with self._recognizing(owner, final):
-            heard, text = await self._run("asr", self._identify((audio, priority), priority, owner))
+            code, text = await self._run("asr", self._identify((audio, priority), priority, owner))
+        heard = get(code)
         if text is None:
             text = await self.transcribe(audio, final=final, read=read, owner=owner, language=heard)
         return text, heard
 
     async def transcribe(self, audio: bytes, *, final: bool, read: bool = False, owner: Hashable = None,
-                         language: str = DEFAULT.code) -> str:
+                         language: Language = DEFAULT) -> str:
         """One decode, batched with others of its kind: finals, then reads at a pause (`read`), then partials;
         within a kind, owners take turns. Raises Overloaded when the recognizer's queue is full."""
         priority = FINAL if final else READ if read else PARTIAL

@@ -18,16 +18,26 @@ No model, no I/O: a pure function of the reading, so the policy is tested with p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from assistant.booking.results import Answer, Check, Clarify, Command, Result
 from assistant.domain import Intent, Slot
 from assistant.errors import SettingError
 from assistant.language.words import asks_for_more, words
 
-__all__ = ["TurnSettings", "TurnVerdict", "COMPLETE", "INCOMPLETE", "UNSURE", "read_verdict", "acoustic_verdict",
-           "transcripts_agree"]
+__all__ = ["TurnSettings", "TurnVerdict", "VerdictKind", "COMPLETE", "INCOMPLETE", "UNSURE", "read_verdict",
+           "acoustic_verdict", "transcripts_agree"]
 
-COMPLETE, INCOMPLETE, UNSURE = "complete", "incomplete", "unsure"
+
+class VerdictKind(StrEnum):
+    """What a read at a pause says of the turn (the wire's `turn` event `verdict`)."""
+
+    COMPLETE = "complete"  # the turn ends soon
+    INCOMPLETE = "incomplete"  # held: the request goes on
+    UNSURE = "unsure"  # the plain hangover
+
+
+COMPLETE, INCOMPLETE, UNSURE = VerdictKind.COMPLETE, VerdictKind.INCOMPLETE, VerdictKind.UNSURE
 TURN_MODELS = ("reading", "smart-turn", "hangover")
 
 _REQUIRED = frozenset({Slot.ROOM, Slot.DATE, Slot.START_TIME, Slot.NEW_TIME, Slot.END_TIME, Slot.DURATION})
@@ -62,10 +72,10 @@ class TurnSettings:
 
 @dataclass(frozen=True)
 class TurnVerdict:
-    kind: str  # complete | incomplete | unsure
+    kind: VerdictKind
     hangover_ms: int | None  # the silence that ends this turn; None: the configured hangover
     reason: str  # in words, for the client and the logs
-    waiting_for: tuple[str, ...] = ()  # the slots an incomplete request lacks
+    waiting_for: tuple[Slot, ...] = ()  # the slots an incomplete request lacks
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "hangover_ms": self.hangover_ms, "reason": self.reason,
@@ -86,9 +96,9 @@ def read_verdict(text: str, result: Result | None, confidence: float, previous: 
     """What a reading at a pause means for the turn. `result`: the dry run's result (None: nothing read)."""
     if not words(text):  # voice with no words yet: a hesitation ("um" is often not transcribed at all)
         return TurnVerdict(INCOMPLETE, settings.hold_ms, "no words yet")
-    missing: tuple[str, ...] = ()
+    missing: tuple[Slot, ...] = ()
     if isinstance(result, Clarify) and result.doubt is None and not result.options:
-        missing = tuple(m for m in result.missing if m in _REQUIRED)
+        missing = tuple(Slot(m) for m in result.missing if m in _REQUIRED)
     last = asks_for_more(text)
     if last is not None:
         return TurnVerdict(INCOMPLETE, settings.hold_ms, f"ends in \"{last}\"", missing)
@@ -98,7 +108,7 @@ def read_verdict(text: str, result: Result | None, confidence: float, previous: 
         # words a slot was tagged on but no reader can read ("on Monday yet", "quarter past two for"): most
         # often an expression still being said
         return TurnVerdict(INCOMPLETE, settings.hold_ms, f"cannot read \"{result.doubt.said}\" yet",
-                           result.missing)
+                           result.doubt.slots)
     if isinstance(result, Command | Answer) and confidence >= settings.complete_confidence:
         if not transcripts_agree(previous, text):
             return TurnVerdict(UNSURE, settings.unsure_ms or None, "the transcript changed since the last read")

@@ -27,7 +27,8 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from assistant.errors import ModelServerUnavailable, Overloaded
-from assistant.language.registry import AUTO
+from assistant.language.profile import Language
+from assistant.language.registry import Auto, Spoken
 from assistant.text_pipeline import Turn, TurnOutcome, spoken_turn
 from assistant.turn.models import SOUND, Reading
 from assistant.turn.taker import (
@@ -65,8 +66,8 @@ class Hearing(Protocol):
     def read_refused(self) -> str | None:
         """Why a read at a pause now would wait too long (then the plain hangover ends the turn), else None."""
 
-    async def hear(self, audio: bytes, *, final: bool, read: bool, language: str) -> tuple[str, str]:
-        """(text, the language it was heard in); `language` may be "auto"."""
+    async def hear(self, audio: bytes, *, final: bool, read: bool, language: Spoken) -> tuple[str, Language]:
+        """(text, the language it was heard in); `language` may be AUTO."""
 
     async def turn_probability(self, audio: bytes) -> float:
         """The acoustic turn model's probability that the speaker is done."""
@@ -102,7 +103,8 @@ class RunnerHooks:
         """The turn's words are known (`reused`: the read's, no second decode): it no longer waits for the
         recognizer."""
 
-    async def transcript(self, utterance: int, text: str, language: str) -> None: ...
+    async def transcript(self, utterance: int, text: str, language: Spoken) -> None:
+        """`language`: the one it was heard in (the session's, unless AUTO identified another)."""
 
     async def result(self, utterance: int, outcome: TurnOutcome) -> None: ...
 
@@ -116,7 +118,7 @@ class RunnerHooks:
 class _Utterance:
     """What the runner knows of one utterance until its turn has been acted on."""
 
-    heard_in: str | None = None  # the language its read or final decode was heard in
+    heard_in: Language | None = None  # the language its read or final decode was heard in
     told_waiting: bool = False  # the owner heard that it waits for the model server
 
 
@@ -125,9 +127,9 @@ Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
 
 class TurnRunner:
     def __init__(self, taker: TurnTaker, hearing: Hearing, acting: Acting, hooks: RunnerHooks, *,
-                 language: str, conversation: str, owner: str | None = None,
+                 language: Spoken, conversation: str, owner: str | None = None,
                  now: Callable[[], datetime], retry: Retry = once, spawn: Spawn | None = None) -> None:
-        """`language`: the session's, or "auto". `now`: the reference time of each turn. `spawn`: runs partials
+        """`language`: the session's, or AUTO. `now`: the reference time of each turn. `spawn`: runs partials
         and the acting on a turn as tasks the owner supervises; None awaits them in place (a driver in audio
         time, whose next decision must find the turn before it done)."""
         self.taker, self.hearing, self.acting, self.hooks = taker, hearing, acting, hooks
@@ -136,7 +138,7 @@ class TurnRunner:
         self._utterances: dict[int, _Utterance] = {}
         self._said: dict[int, str] = {}  # utterance -> the words its turn was acted on (what a reopening one adds to)
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
-        self._spoken: str | None = None  # "auto": the language identified last (partials are decoded in it)
+        self._spoken: Language | None = None  # AUTO: the language identified last (partials are decoded in it)
 
     async def run(self, decisions: list[Decision]) -> None:
         """Do what the turn taker decided, and what its answers to reads decide in turn."""
@@ -186,12 +188,12 @@ class TurnRunner:
         """The text of this audio in the session's language; with "auto", in the language identified in it (a
         partial: in the one identified last, when there is one)."""
         language = self.language
-        if language == AUTO and not (final or read) and self._spoken is not None:
+        if isinstance(language, Auto) and not (final or read) and self._spoken is not None:
             language = self._spoken
         text, heard_in = await self.hearing.hear(audio, final=final, read=read, language=language)
         if final or read:
             self._record(utterance).heard_in = heard_in
-            if self.language == AUTO:
+            if isinstance(self.language, Auto):
                 self._spoken = heard_in
         return text
 
@@ -244,8 +246,8 @@ class TurnRunner:
             if previous is not None:
                 await asyncio.wait([previous])
             record = self._utterances.get(utterance)
-            await self.hooks.transcript(utterance, text, record.heard_in if record and record.heard_in
-                                        else self.language)
+            heard_in = record.heard_in if record is not None else None
+            await self.hooks.transcript(utterance, text, heard_in or self.language)
             if not text:
                 return
             turn = self._turn(text, reopens=ended.reopens)

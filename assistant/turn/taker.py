@@ -21,6 +21,7 @@ get the same turns from the same audio, however fast it arrives and however long
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from assistant.audio.silence import shorten_silences
 from assistant.audio.stream import (
@@ -36,7 +37,7 @@ from assistant.audio.stream import (
 from assistant.turn.models import Reading, TurnModel
 from assistant.turn.policy import TurnSettings, TurnVerdict
 
-__all__ = ["TurnTaker", "TurnBegan", "ReadDue", "Verdict", "SpeechWentOn", "TurnEnded", "SpeechDropped",
+__all__ = ["TurnTaker", "TurnBegan", "TurnEnd", "ReadDue", "Verdict", "SpeechWentOn", "TurnEnded", "SpeechDropped",
            "PartialDue", "Decision", "MAX_REQUEST_MS"]
 
 MAX_REQUEST_MS = 25_000  # a reopened request is decoded whole: it must fit whisper's 30 s window
@@ -73,6 +74,16 @@ class SpeechWentOn:
     at_ms: int
 
 
+class TurnEnd(StrEnum):
+    """How a turn ended: the verdict of the read in the pause it ended in, the plain hangover, or a forced cut."""
+
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    UNSURE = "unsure"
+    HANGOVER = "hangover"  # no read in this pause (none asked, shed, failed, or speech resumed since)
+    FORCED = "forced"  # cut at the maximum utterance length while speech went on
+
+
 @dataclass(frozen=True)
 class TurnEnded:
     utterance: int
@@ -81,7 +92,7 @@ class TurnEnded:
     end_ms: int  # the last voiced frame
     decided_ms: int  # where the end was decided
     forced: bool  # cut at the maximum utterance length while speech went on
-    ended_by: str  # complete | incomplete | unsure (the verdict of the read in this pause) | hangover | forced
+    ended_by: TurnEnd
     heard: str | None  # the read's words when the turn ended in the pause that was read: no second decode
     reopens: int | None  # the turn this one continues (its words are part of `audio`)
     pauses: int  # pauses read inside this utterance
@@ -199,9 +210,10 @@ class TurnTaker:
         if read is not None and (read.due.utterance, read.due.speech_end_ms) != (event.utterance, event.end_ms):
             read = None  # read before voice that came later: stale
         if event.forced:
-            ended_by = "forced"
+            ended_by = TurnEnd.FORCED
         else:
-            ended_by = read.verdict.kind if read is not None and read.verdict is not None else "hangover"
+            ended_by = TurnEnd(read.verdict.kind) if read is not None and read.verdict is not None else \
+                TurnEnd.HANGOVER
         audio = self._audio(event.utterance, event.audio)
         reopens = self._reopens.pop(event.utterance, None)
         self._request.append(event.audio)

@@ -57,7 +57,7 @@ def product_recognizers(language: str, cache_dir: Path, rooms_file: Path) -> dic
 
     rooms = RoomDirectory.load(rooms_file).rooms
     hotwords = get(language).hotwords(rooms)
-    if language == DEFAULT.code:  # English: the server's Whisper and Moonshine; others: [asr] chinese_model
+    if language == DEFAULT.code:  # English: the server's Whisper and Moonshine; others: their [asr] models
         from assistant.asr.moonshine import MoonshineRecognizer
 
         return {"whisper tiny.en int8": WhisperRecognizer(cache_dir, "tiny.en", hotwords=hotwords,

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from assistant.language.en.numbers import words_to_digits
 
-__all__ = ["parse_duration"]
+__all__ = ["parse_duration", "teen_minutes"]
 
 _UNIT = r"(hours?|hrs?|h|minutes?|mins?|m)"
 
@@ -44,3 +44,17 @@ def parse_duration(text: str) -> timedelta | None:
     if not found or total <= 0 or leftover.strip():
         return None
     return timedelta(minutes=round(total))
+
+
+_TEEN_MINUTES = re.compile(
+    r"\b(thirteen|fourteen|sixteen|seventeen|eighteen|nineteen|1[346789])[\s-]*(minutes?|mins?)\b", re.I)
+_TEEN_VALUES = {"thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+
+
+def teen_minutes(said: str) -> tuple[str, int] | None:
+    """A length of 13-19 minutes said as a teen ("nineteen minutes", "19 min"): the words and the minutes (15 is
+    left out: "fifteen" is rarely a misheard "fifty")."""
+    found = _TEEN_MINUTES.search(said)
+    if found is None:
+        return None
+    return found.group(0), _TEEN_VALUES.get(found.group(1).lower()) or int(found.group(1))

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from assistant.language.en.clock import parse_clock
 from assistant.language.en.dates import parse_date
-from assistant.language.en.durations import parse_duration
+from assistant.language.en.durations import parse_duration, teen_minutes
 from assistant.language.en.numbers import parse_count, spoken_words
 from assistant.language.en.replies import REPLIES
 from assistant.language.en.transcript import rewrite
@@ -23,7 +23,13 @@ _WORDS = WordProfile(re.compile(r"[a-z0-9']+"), frozenset({
     "quarter", "reserve", "schedule", "so", "starting", "the", "this", "till", "to", "uh", "uhm", "um", "until",
     "with",
 }), fillers=frozenset({"ah", "eh", "er", "erm", "hm", "hmm", "m", "mm", "uh", "uhm", "um"}),
-    length_lead=r"for(?!\s+(?:me|us|you|them|him|her)\b)|in")  # "for me" is whom it is for, not how long
+    length_lead=r"for(?!\s+(?:me|us|you|them|him|her)\b)|in",  # "for me" is whom it is for, not how long
+    function_words=frozenset({
+        "a", "an", "the", "at", "on", "in", "for", "from", "to", "until", "till", "by", "of", "and", "or", "then",
+        "it", "me", "us", "i", "we", "um", "uh", "er", "so", "ok", "okay", "please", "about", "around",
+    }),
+    range_joiners=r"\bto\b|\band\b|\buntil\b|\btill\b|\bthrough\b|\bthru\b", range_openers=("from ", "between "),
+    from_now=r"^in (.+)$", teen_minutes=teen_minutes)
 
 # New words that correct what was just said ("actually, make it three", "on Friday instead").
 _HESITATION = r"(?:(?:uh|um|oh|sorry|wait)\W+)*"
@@ -38,6 +44,12 @@ _DIALOGUE = DialogueWords(
     fragment_joins=r"\b(uh|um|er|well|ok|okay|so|and|make|it|actually|the|at|on|in|for|from|until|till|"
                    r"to|starting|around|about|between|please|thanks|thank|you|then|yeah|no|instead)\b|"
                    r"[\s,.!?'\-]",
+    answer_lead=r"uh|um|well|ok|okay|so|and|make it|how about|let's say|lets say|maybe|say|actually|the|around|"
+                r"starting( at)?|at|on|in|for|from|until|till|to",
+    answer_tail=r"please|thanks|thank you",
+    lead_fillers=r"uh|um|and|so|ok|okay|make it|actually",
+    leads={"for": "duration", "from": "start_time", "starting": "start_time", "at": "start_time",
+           "until": "end_time", "till": "end_time", "to": "end_time", "on": "date"},
 )
 
 def _metaphone(text: str) -> str:

@@ -21,7 +21,8 @@ REPLIES: dict[str, str] = {
     "which_room_to_change": 'Did you mean {room} ("{said}")? Say the room.',
     "free_then": " Free then: {names}.",
     "conflict": "{room} is taken then.",
-    "conflict.others": " {names} {verb} free at that time, or {room} is free from {later}.",
+    "conflict.other": " {names} is free at that time, or {room} is free from {later}.",  # one other room
+    "conflict.others": " {names} are free at that time, or {room} is free from {later}.",
     "conflict.later": " It is free from {later}.",
     "conflict.which": " Which would you like?",
     "no_room_fits": "No room seats {people}. Fewer people, or two rooms?",
@@ -48,7 +49,8 @@ REPLIES: dict[str, str] = {
     "doubt.midnight": "That runs past midnight ({shown} the next day).",
     "doubt.past": "{clock} {day} has already passed.",
     "doubt.out_of_range": "I can book from {first} to {last} only, and {day} is outside that.",
-    "doubt.teen": '"{said}" sounds like {ty} too. Did you mean {ty}? Say yes, or say the length again.',
+    "doubt.teen": '"{said}" sounds like {ty} minutes too. Did you mean {ty} minutes? Say yes, or say the length '
+                  'again.',
     "doubt.did_you_mean": "Did you mean {clock}?",
     "doubt.odd_minutes": 'I heard "{said}", {clock}, a time people rarely say.',
     "span": "{start} to {end}",

@@ -102,5 +102,6 @@ CHINESE = Language(
     read_date=parse_zh_date, read_clock=parse_zh_clock, read_duration=parse_zh_duration, read_count=parse_zh_count,
     clock_words=_clock_words, date_words=lambda moment: f"{moment.month}月{moment.day}日",
     span_words=lambda start, end: f"{start.month}月{start.day}日 {start:%H:%M}-{end:%H:%M}",
-    model=_MODEL, hotwords=_hotwords, rewrite=None, rewrite_for_rooms=_fixer, spoken_words=spoken_words,
+    model=_MODEL, recognizer="base", hotwords=_hotwords, rewrite=None, rewrite_for_rooms=_fixer,
+    spoken_words=spoken_words,
 )
