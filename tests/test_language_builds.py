@@ -24,6 +24,7 @@ import pytest
 
 from assistant.clients.send import read_wav, stream_audio
 from assistant.config import Settings, load_settings
+from assistant.language.profile import Language
 from assistant.nlu.model_folder import NLUModel
 from assistant.server.access import Access
 from assistant.server.app import ServerOptions, serve_forever
@@ -55,8 +56,8 @@ class HeldBuild:
         self.go = threading.Event()
         self.started = threading.Event()
 
-    def __call__(self, language: str, progress: Any) -> None:
-        assert language == "zh"
+    def __call__(self, language: Language, progress: Any) -> None:
+        assert language.code == "zh"
         progress("training", 0.5)
         self.started.set()
         assert self.go.wait(300), "the test never let the build finish"
@@ -179,7 +180,7 @@ def test_a_build_that_fails_is_reported_without_its_internals_and_english_goes_o
     tmp_settings = load_settings(None, os.environ, [f"paths.cache_dir={json.dumps(str(cache))}",
                                                     f"paths.models={json.dumps(str(tmp_path / 'none'))}"])
 
-    def broken(language: str, progress: Any) -> None:
+    def broken(language: Language, progress: Any) -> None:
         progress("training", 0.25)
         raise RuntimeError(f"building the model failed (exit 1); see {cache}/nlu/zh-build.log")
 
