@@ -10,6 +10,9 @@ what the bookings before them made), and each result is judged against what the 
   was no booking at all: the worst outcome, counted apart;
 - `wrong`: anything else (another intent, a rejection).
 
+Each session starts in the zone the entry's expected times are in (its `timezone`; else the English corpus's
+Europe/Berlin) at the corpus's reference time.
+
 Latency per utterance: end of speech in the audio (the server's `speech_end.audio_ms`, on the client clock the
 moment that audio was sent, since frames go out at real-time pace from t=0) -> `result` received, the end-of-turn
 wait included, as a person experiences it.
@@ -142,10 +145,11 @@ def _audio(voice: Voice, entries: list[dict[str, Any]], index: int, babble_db: f
     return with_babble(pcm, [o[0] for o in others], babble_db), rate, channels
 
 
-def _hear(url: str, audio: tuple[bytes, int, int], language: str) -> list[Received]:
+def _hear(url: str, audio: tuple[bytes, int, int], language: str, timezone: str) -> list[Received]:
+    """The request heard by the server, in a session started in `timezone` (the one its expected times are in)."""
     pcm, rate, channels = audio
     received: list[Received] = []
-    asyncio.run(stream_audio(url, pcm, rate, channels, received.append, now=CORPUS_NOW, tz=CORPUS_TZ,
+    asyncio.run(stream_audio(url, pcm, rate, channels, received.append, now=CORPUS_NOW, tz=timezone,
                              language=language))
     return received
 
@@ -191,7 +195,7 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
                                                           + (f" ({engine})" if engine else ""), unit="request",
                                            file=sys.stderr)):
             audio = _audio(voice, entries, index, options.babble_db)
-            row, took = _row(entry, _hear(url, audio, options.language))
+            row, took = _row(entry, _hear(url, audio, options.language, entry.get("timezone", CORPUS_TZ)))
             rows.append(row)
             latencies += took
         served = _memory_mb(server.pid) if server is not None else {}
