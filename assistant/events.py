@@ -43,7 +43,7 @@ class Start:
 
     def heard_in(self) -> Spoken:
         """What the session is heard in: the code read once, here (a decoded start's code was checked)."""
-        return spoken(self.language) if self.language is not None else DEFAULT
+        return spoken(self.language) if self.language else DEFAULT
 
     def to_wire(self) -> str:
         """The client's side of the codec; fields left unset are left out."""
