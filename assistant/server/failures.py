@@ -9,7 +9,7 @@ from assistant.booking.store import StoreUnavailable
 from assistant.errors import ModelServerUnavailable, Overloaded
 from assistant.events import ErrorEvent
 
-__all__ = ["utterance_failed", "model_waiting"]
+__all__ = ["utterance_failed", "model_waiting", "queue_full"]
 
 log = logging.getLogger(__name__)
 
@@ -36,3 +36,10 @@ def model_waiting(utterance: int, left_s: float) -> ErrorEvent:
     final error)."""
     return ErrorEvent("model_unavailable", f"utterance {utterance}: the model server is unavailable; retrying for "
                                            f"up to {left_s:.0f} s")
+
+
+def queue_full(utterance: int, waiting: int) -> ErrorEvent:
+    """The utterance was refused: `waiting` of this client's (or session's) utterances still wait for the
+    recognizer."""
+    return ErrorEvent("overloaded", f"utterance {utterance} was not processed: {waiting} of yours are still "
+                                    "waiting for the recognizer; send audio in real time")

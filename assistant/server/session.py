@@ -1,15 +1,9 @@
-"""One connection's session: the I/O around the utterance runner.
-
-The turn taker (assistant/turn/taker.py, over the voice stream) decides what is due in audio time, and the
-utterance runner (assistant/turn/runner.py) does it: the read at each pause, read reuse, reopened turns, the
-retry notice. Its ports here are the shared workers (server/ports.py: decodes and understanding in the workers'
-threads, batched across sessions, so the event loop only moves bytes and events). The session keeps the I/O:
-admission of audio and of utterances, when each piece of audio arrived (latency is measured from there), the
-tasks it runs, the events it sends and the error codes a client hears (server/failures.py).
-
-Fair share ([limits]): a session belongs to a client (its token's identity, else its address: `ClientShare`),
-and every request names that client as its owner, so the batchers serve clients in turn however many sessions
-each opens; what a session admits is server/admission.py's. Closing the session cancels the work it left queued.
+"""One connection's session: the I/O around the utterance runner (assistant/turn/runner.py), which does what the
+turn taker decides (the read at each pause, read reuse, reopened turns, the retry notice) with the shared workers
+as its ports (server/ports.py: decodes and understanding batched across sessions, in the workers' threads). The
+session keeps admission (server/admission.py: its audio and utterances, and its client's share, `ClientShare`,
+which every request names as its owner so the batchers serve clients in turn), when each piece of audio arrived
+(latency is measured from there), its tasks, the events it sends and the error codes (server/failures.py).
 """
 
 from __future__ import annotations
@@ -25,7 +19,6 @@ from assistant.audio.stream import StreamConfig, VoiceStream
 from assistant.config import LimitsSettings
 from assistant.errors import ProtocolError
 from assistant.events import (
-    ErrorEvent,
     IntentEvent,
     Partial,
     Ready,
@@ -39,7 +32,7 @@ from assistant.events import (
 )
 from assistant.language.registry import Spoken
 from assistant.server.admission import SessionAdmission
-from assistant.server.failures import model_waiting, utterance_failed
+from assistant.server.failures import model_waiting, queue_full, utterance_failed
 from assistant.server.latency import LatencyObserver
 from assistant.server.limits import ClientShare
 from assistant.server.ports import WorkerActing, WorkerHearing
@@ -167,9 +160,7 @@ class Session(RunnerHooks):
         reason, waiting = full
         self.latency.forget(ended.utterance)
         self.workers.metrics.refused.labels(reason).inc()
-        self.tasks.spawn(self._say(ErrorEvent("overloaded", f"utterance {ended.utterance} was not processed: "
-                                              f"{waiting} of yours are still waiting for the recognizer; send "
-                                              "audio in real time")))
+        self.tasks.spawn(self._say(queue_full(ended.utterance, waiting)))
         return False
 
     async def dropped(self, dropped: SpeechDropped) -> None:
