@@ -21,7 +21,7 @@ __all__ = ["either", "is_fragment", "read_answer", "YES", "NO", "UNDO", "CORRECT
 
 def either(part: Callable[[DialogueWords], str]) -> re.Pattern[str]:
     """One pattern of every language's words (each language's is one alternative)."""
-    return re.compile("|".join(part(language.dialogue) for language in LANGUAGES), re.I)
+    return re.compile(every_language(lambda language: part(language.dialogue)), re.I)
 
 
 YES = either(lambda words: words.yes)

@@ -15,9 +15,9 @@ from assistant.booking.interval import Interval, TimePolicy, Unresolved, from_no
 from assistant.booking.replies import language_of
 from assistant.booking.rooms import RoomDirectory, RoomMatch
 from assistant.domain import Intent, Slot
+from assistant.language.patterns import every_language
 from assistant.language.profile import Language
 from assistant.language.readers import parse_count, parse_date
-from assistant.language.registry import LANGUAGES
 from assistant.language.values import DayPart
 
 __all__ = ["MeetingRequest", "Unread", "normalize_request", "leaves_room_to_us"]
@@ -25,7 +25,7 @@ __all__ = ["MeetingRequest", "Unread", "normalize_request", "leaves_room_to_us"]
 # Words that leave the room to us: "a room", "any free room", "a meeting", "somewhere", "的会议室". A request
 # without them names its room, and one that names none that we know was misheard ("Book covers tomorrow at 9"
 # for "Book Everest ..."): it is asked which room, never given the smallest free one.
-_ROOM_LEFT_TO_US = re.compile("|".join(language.rooms.any_room for language in LANGUAGES), re.I)
+_ROOM_LEFT_TO_US = re.compile(every_language(lambda language: language.rooms.any_room), re.I)
 
 
 @dataclass(frozen=True)

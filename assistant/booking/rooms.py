@@ -24,7 +24,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from assistant.errors import ConfigError
-from assistant.language.registry import LANGUAGES, language_of
+from assistant.language.patterns import every_language
+from assistant.language.registry import language_of
 
 __all__ = ["Room", "RoomMatch", "RoomDirectory", "RoomReading", "MatchKind", "MIN_SIMILARITY", "SURE_SIMILARITY"]
 
@@ -39,7 +40,7 @@ class MatchKind(StrEnum):
     SPELLED = "spelled"  # a near spelling: "Everist", "Mattahorn"
     SOUND = "sound"  # only the sound matches: "Dinally", "buck" (BK, as "big" of "the big room")
 # the words said around a room's name, in every language ("the Everest room", "珠峰会议室")
-_NOISE = re.compile("|".join(language.rooms.noise for language in LANGUAGES))
+_NOISE = re.compile(every_language(lambda language: language.rooms.noise))
 
 
 @dataclass(frozen=True)
