@@ -22,6 +22,7 @@ from assistant.turn.policy import TurnSettings
 from engines.base import ShapeProfile
 
 __all__ = ["NLUSettings", "BookingSettings", "StoreSettings", "STORE_BACKENDS", "AudioSettings", "ASRSettings",
+           "SpeechSettings",
            "ServingSettings", "TurnSettings", "LimitsSettings", "AccessSettings", "ModelServerSettings", "Settings",
            "DEFAULT_CONFIG", "load_settings", "ASR_ENGINES"]
 
@@ -298,6 +299,30 @@ class ModelServerSettings:
 
 
 @dataclass(frozen=True)
+class SpeechSettings:
+    """Spoken replies (docs/speech.md): a session that asks (`start` "speech": true; the page and `assistant mic`
+    do unless told not to) hears each reply as well as seeing it."""
+
+    enabled: bool = True  # false: replies are shown only, whatever a session asks
+    # the voice of each language, by code ("piper:joe", "piper:/path/voice.onnx", "espeak:cmn"; "" = none): a
+    # language left out gets its profile's (English: Piper's joe; Chinese: eSpeak NG's Mandarin)
+    voices: dict[str, str] = field(default_factory=dict)
+    echo_cancel: bool = True  # the server takes its own reply out of the microphone audio (AEC3)
+    echo_tail_ms: int = 800  # ... and keeps doing so this long after a reply ends (reverberation, buffers)
+
+    def __post_init__(self) -> None:
+        for code, spec in self.voices.items():
+            if not known(code) or not isinstance(spec, str):
+                raise SettingError("voices", f"a voice for each of {', '.join(CODES)}, e.g. {{ en = \"piper:joe\" }}; "
+                                             f"got {code} = {spec!r}")
+        if not 0 <= self.echo_tail_ms <= 5000:
+            raise SettingError("echo_tail_ms", "from 0 to 5000")
+
+    def voice_for(self, language: Language) -> str:
+        return self.voices.get(language.code, language.voice) if self.enabled else ""
+
+
+@dataclass(frozen=True)
 class Settings:
     cache_dir: Path
     rooms_file: Path
@@ -314,6 +339,7 @@ class Settings:
     access: AccessSettings = field(default_factory=AccessSettings)
     models_dir: Path | None = None  # built models by language ("en/", "zh/"); None: the project's models/shipped
     model_server: ModelServerSettings = field(default_factory=ModelServerSettings)
+    speech: SpeechSettings = field(default_factory=SpeechSettings)
 
 
 _RENAMED = {"chinese_model": 'models = { zh = "..." } ([asr], by language)'}
@@ -375,7 +401,7 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
         data = _over(_read_toml(DEFAULT_CONFIG), data)
     apply_overrides(data, overrides)
     unknown = set(data) - {"paths", "nlu", "time", "booking", "store", "audio", "asr", "serving", "turn", "limits",
-                            "access", "model_server"}
+                            "access", "model_server", "speech"}
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}")
     paths = data.get("paths", {})
@@ -403,7 +429,8 @@ def load_settings(path: Path | None, env: Mapping[str, str], overrides: Sequence
                     turn=_section(TurnSettings, data.get("turn", {}), f"{path} [turn]"),
                     limits=_section(LimitsSettings, data.get("limits", {}), f"{path} [limits]"),
                     access=_access(data.get("access", {}), path), models_dir=models_dir,
-                    model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"))
+                    model_server=_section(ModelServerSettings, data.get("model_server", {}), f"{path} [model_server]"),
+                    speech=_section(SpeechSettings, data.get("speech", {}), f"{path} [speech]"))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

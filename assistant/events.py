@@ -1,8 +1,10 @@
 """The websocket protocol's messages as typed events, and the codec between them and the wire. No I/O here.
 
-Client -> server: a JSON `start`, then binary audio frames (pcm_s16le), then a JSON `stop`.
+Client -> server: a JSON `start`, then binary audio frames (pcm_s16le), JSON `playback` reports of spoken replies,
+then a JSON `stop`.
 Server -> client: JSON events `ready`, `speech_start`, `speech_end`, `partial`, `turn`, `transcript`, `intent`,
-`result`, `latency`, `error`. Every message carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
+`result`, `latency`, `reply_audio`, `reply_audio_end`, `error`, and binary messages of reply audio (ReplyFrame).
+Every message carries `"protocol": PROTOCOL_VERSION`. See docs/protocol.md.
 
 Both sides use this module: the server decodes client messages and writes events, the clients (send, mic, the
 load benchmark) write `start`/`stop` and read events, so the two can only disagree in one place.
@@ -20,7 +22,8 @@ from assistant.language.registry import AUTO, CODES, DEFAULT, SESSION_LANGUAGES,
 __all__ = [
     "PROTOCOL_VERSION", "MAX_TEXT_MESSAGE", "Start", "Stop", "Audio", "ClientMessage",
     "decode_client", "ServerEvent", "Ready", "SpeechStart", "SpeechEnd", "Partial", "Transcript", "IntentEvent",
-    "ResultEvent", "TurnEvent", "Latency", "ErrorEvent", "decode_server", "server_event",
+    "ResultEvent", "TurnEvent", "Latency", "ErrorEvent", "decode_server", "server_event", "Playback",
+    "ReplyAudio", "ReplyAudioEnd", "ReplyFrame", "REPLY_HEADER", "ReplyHeard", "decode_server_message",
 ]
 
 PROTOCOL_VERSION = 1
@@ -40,6 +43,9 @@ class Start:
     # what the speaker speaks: "en" (default), "zh" (Chinese, and Chinese with English), or "auto" (told apart in
     # every utterance; each transcript says which)
     language: str | None = None
+    # replies spoken as well as shown: the server streams their audio as binary messages (ReplyFrame) between a
+    # `reply_audio` and a `reply_audio_end`; a client that asks must play or skip them
+    speech: bool | None = None
 
     def heard_in(self) -> Spoken:
         """What the session is heard in: the code read once, here (a decoded start's code was checked)."""
@@ -62,11 +68,27 @@ class Audio:
     pcm: bytes
 
 
-ClientMessage = Start | Stop | Audio
+@dataclass(frozen=True)
+class Playback:
+    """What the client did with a spoken reply: `stopped` it (the speaker cut in: barge-in) or `finished` it,
+    after playing `played_ms` of its audio."""
+
+    reply: int
+    state: str  # "stopped" | "finished"
+    played_ms: int
+
+    def to_wire(self) -> str:
+        return json.dumps({"type": "playback", "protocol": PROTOCOL_VERSION, "reply": self.reply,
+                           "state": self.state, "played_ms": self.played_ms})
+
+
+PLAYBACK_STATES = ("stopped", "finished")
+ClientMessage = Start | Stop | Audio | Playback
 
 _START_TYPES: dict[str, tuple[type, ...]] = {
     "sample_rate": (int,), "format": (str,), "channels": (int,), "timezone": (str,), "now": (str, type(None)),
     "conversation_id": (str, type(None)), "token": (str, type(None)), "language": (str, type(None)),
+    "speech": (bool, type(None)),
 }
 _TYPE_NAMES = {int: "a whole number", str: "text", type(None): "null", float: "a fraction", bool: "true/false",
                list: "a list", dict: "an object"}
@@ -92,8 +114,11 @@ def decode_client(message: str | bytes) -> ClientMessage:
     kind = data.get("type")
     if kind == "stop":
         return Stop()
+    if kind == "playback":
+        return _playback(data)
     if kind != "start":
-        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; expected \"start\" or \"stop\"")
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; expected \"start\", \"stop\" "
+                                            "or \"playback\"")
     values = {k: v for k, v in data.items() if k not in ("type", "protocol")}
     unknown = set(values) - set(_START_TYPES)
     if unknown:
@@ -101,7 +126,7 @@ def decode_client(message: str | bytes) -> ClientMessage:
     if "sample_rate" not in values:
         raise ProtocolError("bad_start", "start needs \"sample_rate\" (e.g. 16000)")
     for key, value in values.items():
-        if not isinstance(value, _START_TYPES[key]) or isinstance(value, bool):
+        if not isinstance(value, _START_TYPES[key]) or (isinstance(value, bool) and bool not in _START_TYPES[key]):
             # the type, never the value: a field may carry a secret (the token), and an error is no place for it
             expected = " or ".join(_TYPE_NAMES[t] for t in _START_TYPES[key])
             given = _TYPE_NAMES.get(type(value), "that")
@@ -112,6 +137,16 @@ def decode_client(message: str | bytes) -> ClientMessage:
         raise ProtocolError("bad_language", f"start field 'language' must be one of {', '.join(CODES)} "
                                             f"or {AUTO.code}; got {_short(values['language'])}")
     return Start(**values)
+
+
+def _playback(data: dict[str, Any]) -> Playback:
+    reply, state, played = data.get("reply"), data.get("state"), data.get("played_ms")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 1 << 31 for n in (reply, played)):
+        raise ProtocolError("bad_message", "playback needs \"reply\" and \"played_ms\", whole numbers from 0")
+    if state not in PLAYBACK_STATES:
+        raise ProtocolError("bad_message", f"playback \"state\" is one of {', '.join(PLAYBACK_STATES)}")
+    assert isinstance(reply, int) and isinstance(played, int) and isinstance(state, str)
+    return Playback(reply, state, played)
 
 
 def _short(value: object) -> str:
@@ -137,6 +172,7 @@ class Ready(ServerEvent):
     session_id: str
     sample_rate: int  # what the server resamples to
     language: str = DEFAULT.code  # what the recognizer hears this session as (start's "language"; "auto" too)
+    speech: bool = False  # replies are spoken to this session (it asked, and the server has voices)
 
 
 @dataclass(frozen=True)
@@ -217,6 +253,61 @@ class Latency(ServerEvent):
 
 
 @dataclass(frozen=True)
+class ReplyAudio(ServerEvent):
+    """A spoken reply begins: binary messages of its audio follow (ReplyFrame), then `reply_audio_end`."""
+
+    type: ClassVar[str] = "reply_audio"
+    utterance: int
+    reply: int  # 1, 2, ... within the session: each audio message starts with it
+    text: str  # what is said (written for the ear; the result's own text is in `result`)
+    sample_rate: int  # of the audio messages: 16-bit little-endian mono PCM
+    language: str = DEFAULT.code
+
+
+@dataclass(frozen=True)
+class ReplyAudioEnd(ServerEvent):
+    type: ClassVar[str] = "reply_audio_end"
+    utterance: int
+    reply: int
+    audio_ms: int  # the audio sent
+    cut: bool = False  # not all of it: the speaker cut in (or the session moved on to a newer reply)
+
+
+REPLY_HEADER = 4  # bytes before a reply audio message's PCM: the reply's number, uint32 little-endian
+
+
+@dataclass(frozen=True)
+class ReplyFrame:
+    """One binary message of a reply's audio (server -> client)."""
+
+    reply: int
+    pcm: bytes
+
+    def to_wire(self) -> bytes:
+        return self.reply.to_bytes(REPLY_HEADER, "little") + self.pcm
+
+    @staticmethod
+    def decode(message: bytes) -> ReplyFrame:
+        if len(message) < REPLY_HEADER:
+            raise ProtocolError("bad_message", "a reply audio message is shorter than its header")
+        return ReplyFrame(int.from_bytes(message[:REPLY_HEADER], "little"), message[REPLY_HEADER:])
+
+
+@dataclass(frozen=True)
+class ReplyHeard(ServerEvent):
+    """Not sent by the server: what a client that plays nothing (`assistant send`) prints once a reply's audio has
+    all arrived; its line's "t" is when the first audio came (the voice-to-first-audio a listener would hear)."""
+
+    type: ClassVar[str] = "reply_audio_received"
+    utterance: int
+    reply: int
+    sample_rate: int
+    audio_ms: int  # the audio that came
+    cut: bool = False
+    t_end: float = 0.0  # when the last of it came, on the same clock as "t"
+
+
+@dataclass(frozen=True)
 class ErrorEvent(ServerEvent):
     type: ClassVar[str] = "error"
     code: str
@@ -225,7 +316,7 @@ class ErrorEvent(ServerEvent):
 
 _SERVER_EVENTS: dict[str, type[ServerEvent]] = {
     cls.type: cls for cls in (Ready, SpeechStart, SpeechEnd, Partial, TurnEvent, Transcript, IntentEvent,
-                              ResultEvent, Latency, ErrorEvent)
+                              ResultEvent, Latency, ReplyAudio, ReplyAudioEnd, ReplyHeard, ErrorEvent)
 }
 
 
@@ -237,6 +328,13 @@ def decode_server(message: str | bytes) -> ServerEvent:
     except json.JSONDecodeError as exc:
         raise ProtocolError("bad_json", f"a server message is not JSON: {exc.msg}") from exc
     return server_event(data)
+
+
+def decode_server_message(message: str | bytes) -> ServerEvent | ReplyFrame:
+    """Any server message: a binary one is a spoken reply's audio (a client that asked for speech gets them)."""
+    if isinstance(message, bytes):
+        return ReplyFrame.decode(message)
+    return decode_server(message)
 
 
 def server_event(data: object) -> ServerEvent:

@@ -29,7 +29,7 @@ from assistant.booking.store import BookingStore, StoreUnavailable
 from assistant.config import BookingSettings, Settings
 from assistant.errors import ConfigError, ModelUnavailable
 from assistant.language.profile import Language
-from assistant.language.registry import DEFAULT
+from assistant.language.registry import DEFAULT, LANGUAGES
 from assistant.nlu.model_folder import NLUModel
 from assistant.nlu.parser import IntentSlotParser
 from assistant.nlu.routing import LanguageRoutedParser
@@ -347,11 +347,25 @@ def build_voice_server(settings: Settings, store_file: Path | None = None, asr_m
     _say("turn", f"{turn.model}: read after {turn.read_after_ms} ms of silence; end after {turn.complete_ms} ms "
                  f"(complete) / {turn.hold_ms} ms (incomplete) / {settings.audio.hangover_ms} ms (otherwise)")
     workers = Workers(recognizer, pipeline, policy, turn=turn, turn_detector=detector)
+    add_speech(settings, workers)
     if routed is not None:
         routed.waiting = workers.unavailable
         for language in settings.nlu.later:
             make_language_ready(settings, workers, routed, language, build_missing)
     return VoiceServer(workers, stream_config(settings))
+
+
+def add_speech(settings: Settings, workers: Workers) -> None:
+    """Spoken replies: every language's voice loaded now (a second or less each), or none where [speech] is off."""
+    from assistant.server.speech import load_speech
+
+    voices = {language: settings.speech.voice_for(language) for language in LANGUAGES}
+    workers.speech_settings = settings.speech
+    workers.speech = load_speech(voices, workers.metrics)
+    spoken = [f"{language.code} {spec}" for language, spec in voices.items() if spec]
+    _say("speech", f"replies spoken ({', '.join(spoken)}); echo cancelling "
+                   f"{'on' if settings.speech.echo_cancel else 'off'}" if workers.speech is not None
+         else "replies are shown, not spoken ([speech] enabled = false, or no voice loaded)")
 
 
 def make_language_ready(settings: Settings, workers: Workers, routed: LanguageRoutedParser, language: Language,

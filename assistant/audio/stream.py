@@ -32,12 +32,18 @@ from assistant.audio.endpointer import (
 from assistant.audio.pcm import TARGET_RATE, PcmDecoder
 from assistant.audio.vad import WebRtcVad
 
-__all__ = ["StreamConfig", "VoiceStream", "VoiceDetector", "UtteranceStarted", "PartialDue", "PauseDue",
+__all__ = ["StreamConfig", "VoiceStream", "VoiceDetector", "EchoFilter", "UtteranceStarted", "PartialDue", "PauseDue",
            "UtteranceResumed", "UtteranceEnded", "UtteranceDropped", "StreamEvent"]
 
 
 class VoiceDetector(Protocol):
     def is_voiced(self, frame: bytes) -> bool: ...
+
+
+class EchoFilter(Protocol):
+    """Takes what the assistant itself plays out of the microphone's frames (assistant/speech/echo.py)."""
+
+    def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[bytes]: ...
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,7 @@ class VoiceStream:
         self._next_partial_ms = 0
         self._waiting: list[bytes] = []  # frames fed while a pause waits for its decision
         self._paused = False  # a PauseDue was emitted and `decide` has not been called
+        self.echo: EchoFilter | None = None  # set by an owner that plays replies to this speaker
 
     def duration_s(self, byte_count: int) -> float:
         """Seconds of audio in `byte_count` bytes of this client's PCM (its rate and channels)."""
@@ -134,7 +141,7 @@ class VoiceStream:
 
     def feed(self, pcm: bytes) -> list[StreamEvent]:
         """Any number of bytes of client audio (a sample may be split across calls). Stops after a PauseDue."""
-        frames = self._decoder.feed(pcm)
+        frames = self._cleaned(self._decoder.feed(pcm))
         self.audio_ms += len(frames) * self.config.endpointer.frame_ms
         self._waiting += frames
         return [] if self._paused else self._run()
@@ -152,7 +159,7 @@ class VoiceStream:
     def finish(self) -> list[StreamEvent]:
         """The client's audio ended: what is left of it, and the open utterance ends here. A pause still
         waiting for its decision takes the configured hangover."""
-        frames = self._decoder.flush()
+        frames = self._cleaned(self._decoder.flush())
         self.audio_ms += len(frames) * self.config.endpointer.frame_ms
         self._waiting += frames
         events: list[StreamEvent] = []
@@ -162,6 +169,11 @@ class VoiceStream:
                 break
             self._paused = False
         return events + [self._event(e) for e in self._endpointer.flush()]
+
+    def _cleaned(self, frames: list[bytes]) -> list[bytes]:
+        if self.echo is None or not frames:
+            return frames
+        return self.echo.clean(frames, self.audio_ms, self.config.endpointer.frame_ms)
 
     def _run(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []

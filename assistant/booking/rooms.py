@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from assistant.errors import ConfigError
 from assistant.language.patterns import every_language
+from assistant.language.profile import Language
 from assistant.language.registry import language_of
 
 __all__ = ["Room", "RoomMatch", "RoomDirectory", "RoomReading", "MatchKind", "MIN_SIMILARITY", "SURE_SIMILARITY"]
@@ -116,6 +117,13 @@ class RoomDirectory:
             except (KeyError, TypeError, ValueError) as exc:
                 raise ConfigError(f"room directory {path}: room #{i + 1} needs a name and seats ({exc})") from exc
         return cls(rooms)
+
+    def spoken_name(self, language: Language) -> Callable[[str], str]:
+        """A room's key -> its name as `language` says it: an alias in the language's script ("珠峰"), else its
+        name."""
+        names = {room.key: next((a for a in room.aliases if language.written_in(a)), room.name)
+                 for room in self.rooms}
+        return lambda key: names.get(key, key)
 
     def match(self, said: str) -> RoomMatch | None:
         """The room meant by what was said, or None when nothing is close enough."""

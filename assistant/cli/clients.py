@@ -17,7 +17,7 @@ def _cmd_send(args: argparse.Namespace) -> int:
     if args.now is not None or args.tz is not None:
         reference_time(args.now, args.tz, settings_of(args))  # refuse a bad --now/--tz before connecting
     return send_wav(args.file, args.url, args.now, args.tz or "UTC", args.fast, token=token_of(args),
-                    language=args.language)
+                    language=args.language, speech=args.speech)
 
 
 def _cmd_mic(args: argparse.Namespace) -> int:
@@ -44,6 +44,9 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     send.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
     send.add_argument("--language", choices=SESSION_LANGUAGES,
                       help="what the recording speaks (default: en; auto: told apart in each utterance)")
+    send.add_argument("--speech", action="store_true",
+                      help="ask for spoken replies: their audio comes (not played) and each reply gets one "
+                           "reply_audio_received line, \"t\" when its first audio came")
     send.set_defaults(func=_cmd_send)
 
     mic = sub.add_parser("mic", parents=[common], help="talk into the microphone; see partials and results")

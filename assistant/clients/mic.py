@@ -13,6 +13,7 @@ from assistant.clients.connection import open_websocket
 from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
+    ReplyFrame,
     Partial,
     ResultEvent,
     ServerEvent,
@@ -89,7 +90,7 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
             try:
                 async for message in ws:
                     event = read_event(message, "mic")
-                    if event is None:
+                    if event is None or isinstance(event, ReplyFrame):  # replies are not asked for here yet
                         continue
                     if isinstance(event, SpeechEnd):
                         speech_end_at[event.utterance] = t0 + event.audio_ms / 1000

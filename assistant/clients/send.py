@@ -19,7 +19,18 @@ from typing import Any
 
 from assistant.clients.connection import BUSY_RETRIES, auth_headers, open_websocket
 from assistant.errors import InputError, ProtocolError
-from assistant.events import ErrorEvent, ServerEvent, Start, Stop, decode_server, server_event
+from assistant.events import (
+    ErrorEvent,
+    ReplyAudio,
+    ReplyAudioEnd,
+    ReplyFrame,
+    ReplyHeard,
+    ServerEvent,
+    Start,
+    Stop,
+    decode_server_message,
+    server_event,
+)
 
 __all__ = ["send_wav", "read_wav", "read_event", "stream_audio", "auth_headers", "Received", "FATAL_CODES"]
 
@@ -44,11 +55,11 @@ class Received:
         return cls(server_event(data), float(data.get("t", 0.0)))
 
 
-def read_event(message: str | bytes, client: str) -> ServerEvent | None:
+def read_event(message: str | bytes, client: str) -> ServerEvent | ReplyFrame | None:
     """A server message through the codec; one this client cannot read (a newer server's event) is skipped
     with a note on standard error, and the client keeps listening."""
     try:
-        return decode_server(message)
+        return decode_server_message(message)
     except ProtocolError as exc:
         print(f"assistant {client}: skipped a server message ({exc})", file=sys.stderr, flush=True)
         return None
@@ -67,13 +78,15 @@ def read_wav(path: Path) -> tuple[bytes, int, int]:
 async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event: Callable[[Received], None], *,
                        now: str | None, tz: str, fast: bool = False, tail_ms: int = 800,
                        token: str | None = None, language: str | None = None, retries: int = 0,
-                       speed: float = 1.0) -> int:
+                       speed: float = 1.0, speech: bool = False) -> int:
     """Stream 16-bit PCM to the server (20 ms frames at `speed` times real time, as fast as it goes with `fast`),
     then stop; hand every server event to `on_event` with its arrival time. Returns 1 when the server refused the
-    stream, else 0. A refused handshake raises ServerRefused (after `retries` more tries where it was busy)."""
+    stream, else 0. A refused handshake raises ServerRefused (after `retries` more tries where it was busy).
+    `speech`: ask for spoken replies; their audio is not played: each reply is handed on as one ReplyHeard."""
     frame = 2 * channels * rate // 50  # 20 ms
     pcm += b"\x00" * (2 * channels * rate * tail_ms // 1000)  # trailing silence lets the endpointer decide
-    start = Start(rate, "pcm_s16le", channels, tz, now or None, language=language)
+    start = Start(rate, "pcm_s16le", channels, tz, now or None, language=language, speech=speech or None)
+    heard = _RepliesHeard()
     async with await open_websocket(url, token, "send", max_size=1 << 22, retries=retries) as ws:
         await ws.send(start.to_wire())
         t0: float | None = None
@@ -92,9 +105,16 @@ async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event:
             async for message in ws:
                 t = round(time.monotonic() - t0, 4) if t0 is not None else 0.0
                 event = read_event(message, "send")
+                if isinstance(event, ReplyFrame):
+                    heard.frame(event, t)
+                    continue
                 if event is None:
                     continue
                 on_event(Received(event, t))
+                if isinstance(event, (ReplyAudio, ReplyAudioEnd)):
+                    done = heard.event(event, t)
+                    if done is not None:
+                        on_event(done)
                 if isinstance(event, ErrorEvent) and event.code in FATAL_CODES:
                     return 1
         finally:  # the server closes the connection once every result after our stop is sent
@@ -102,15 +122,42 @@ async def stream_audio(url: str, pcm: bytes, rate: int, channels: int, on_event:
     return 0
 
 
+class _RepliesHeard:
+    """Spoken replies' audio as it comes: when each began arriving, and how much came."""
+
+    def __init__(self) -> None:
+        self._rates: dict[int, int] = {}
+        self._first: dict[int, float] = {}
+        self._bytes: dict[int, int] = {}
+        self._last: dict[int, float] = {}
+
+    def frame(self, frame: ReplyFrame, t: float) -> None:
+        self._first.setdefault(frame.reply, t)
+        self._last[frame.reply] = t
+        self._bytes[frame.reply] = self._bytes.get(frame.reply, 0) + len(frame.pcm)
+
+    def event(self, event: ReplyAudio | ReplyAudioEnd, t: float) -> Received | None:
+        if isinstance(event, ReplyAudio):
+            self._rates[event.reply] = event.sample_rate
+            return None
+        rate = self._rates.pop(event.reply, 0)
+        first = self._first.pop(event.reply, t)
+        samples = self._bytes.pop(event.reply, 0) // 2
+        heard = ReplyHeard(event.utterance, event.reply, rate, samples * 1000 // rate if rate else 0, event.cut,
+                           self._last.pop(event.reply, t))
+        return Received(heard, first)
+
+
 def _print(received: Received) -> None:
     print(received.to_line(), flush=True)
 
 
 def send_wav(path: Path, url: str, now: str | None, tz: str, fast: bool, tail_ms: int = 800,
-             timeout_s: float = 120.0, token: str | None = None, language: str | None = None) -> int:
+             timeout_s: float = 120.0, token: str | None = None, language: str | None = None,
+             speech: bool = False) -> int:
     pcm, rate, channels = read_wav(path)
     stream = stream_audio(url, pcm, rate, channels, _print, now=now, tz=tz, fast=fast, tail_ms=tail_ms,
-                          token=token, language=language, retries=BUSY_RETRIES)
+                          token=token, language=language, retries=BUSY_RETRIES, speech=speech)
     try:
         return asyncio.run(asyncio.wait_for(stream, timeout_s))
     except TimeoutError:

@@ -126,6 +126,13 @@ class Language:
     spoken_words: Callable[[str], list[tuple[int, int, str]]] | None = None
     # the multilingual Whisper model that hears it where it is not the default language ([asr] models overrides)
     recognizer: str = ""
+    # spoken replies (assistant/speech): a time and a booking's span as said aloud ("nine to ten a.m."; None: the
+    # screen's words), and the voice that says them ("piper:joe", "espeak:cmn"; "": replies in this language are
+    # shown, not spoken; [speech] voices overrides)
+    ear_clock: Callable[[datetime], str] | None = None
+    ear_span: Callable[[datetime, datetime], str] | None = None
+    ear_date: Callable[[datetime], str] | None = None  # a day neither today nor tomorrow: "on Friday, December 4"
+    voice: str = ""
 
     def written_in(self, text: str) -> bool:
         """The text holds this language's script (always False for the default language, which has none)."""

@@ -24,7 +24,7 @@ from assistant.audio.stream import StreamConfig
 from assistant.config import LimitsSettings
 from assistant.errors import InputError, LimitExceeded, ProtocolError
 from assistant.event_loop import loop_factory, run
-from assistant.events import Audio, ErrorEvent, ServerEvent, Start, Stop, decode_client
+from assistant.events import Audio, ErrorEvent, Playback, ServerEvent, Start, Stop, decode_client
 from assistant.server.access import Access
 from assistant.server.gate import Gate, select_subprotocol
 from assistant.server.session import Session
@@ -65,6 +65,10 @@ class _Connection:
         if isinstance(event, ErrorEvent):
             self.workers.metrics.errors.labels(event.code).inc()
         await self.connection.send(event.to_wire())
+
+    async def send_bytes(self, message: bytes) -> None:
+        """A spoken reply's audio (events.ReplyFrame)."""
+        await self.connection.send(message)
 
     def _deadline(self) -> tuple[float, str, str]:
         """When this connection is closed if nothing arrives: (loop time, code, plain reason)."""
@@ -134,6 +138,8 @@ class _Connection:
                     raise ProtocolError("frame_too_large", f"an audio message is at most {MAX_FRAME_BYTES} "
                                         f"bytes, got {len(decoded.pcm)}; it was dropped")
                 await self.session.audio(decoded.pcm)
+            elif isinstance(decoded, Playback):
+                await self.session.playback(decoded)
             elif isinstance(decoded, Stop):
                 await self.session.stop()  # every utterance's result is sent before this returns
                 await self.connection.close(1000, "stop: all results sent")
@@ -152,8 +158,9 @@ class _Connection:
     def _start(self, start: Start) -> None:
         admission = self.gate.authenticate(self.connection, start.token)  # at once when the handshake had one
         assert admission.identity is not None and admission.share is not None
+        # a bad start raises before anything
         started = Session(start, self.workers, self.stream, self.send, limits=self.limits,
-                          identity=admission.identity, share=admission.share)  # a bad start raises before anything
+                          identity=admission.identity, share=admission.share, send_bytes=self.send_bytes)
         if self.session is None:
             self.workers.metrics.sessions.inc()
             self._session_began = self._loop.time()

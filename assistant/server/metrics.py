@@ -26,12 +26,14 @@ class ServerMetrics:
             ["stage"], registry=r, buckets=_LATENCY_BUCKETS)
         self.compute = Histogram(
             "voice_compute_seconds",
-            "Time one model call took in its worker (asr_final, asr_read, asr_partial, nlu, turn)",
+            "Time one model call took in its worker (asr_final, asr_read, asr_partial, nlu, turn, tts)",
             ["work"], registry=r, buckets=_COMPUTE_BUCKETS)
         self.batch_size = Histogram(
             "voice_batch_size",
             "Requests per model call of the dynamic batchers (asr_final, asr_read, asr_partial, nlu, turn)",
             ["work"], registry=r, buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+        self.replies = Counter("voice_replies_spoken", "Spoken replies by how they ended: played (sent whole) or "
+                               "cut (the speaker cut in)", ["end"], registry=r)
         self.audio = Counter("voice_audio_seconds", "Audio received from clients, in seconds", registry=r)
         self.sessions = Gauge("voice_active_sessions", "Connections with a started session", registry=r)
         self.queue_depth = Gauge("voice_queue_depth", "Model calls waiting or running, per worker", ["worker"],

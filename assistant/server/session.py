@@ -21,6 +21,7 @@ from assistant.errors import ProtocolError
 from assistant.events import (
     IntentEvent,
     Partial,
+    Playback,
     Ready,
     ResultEvent,
     ServerEvent,
@@ -30,28 +31,31 @@ from assistant.events import (
     Transcript,
     TurnEvent,
 )
-from assistant.language.registry import Spoken
+from assistant.language.registry import Spoken, language_of
 from assistant.server.admission import SessionAdmission
 from assistant.server.failures import model_waiting, queue_full, utterance_failed
 from assistant.server.latency import LatencyObserver
 from assistant.server.limits import ClientShare
 from assistant.server.ports import WorkerActing, WorkerHearing
+from assistant.server.speaker import spoken_replies
 from assistant.server.tasks import SessionTasks
 from assistant.server.workers import Workers
+from assistant.speech.ear import reply_text
 from assistant.text_pipeline import TurnOutcome
 from assistant.turn.runner import RunnerHooks, TurnRunner
 from assistant.turn.taker import SpeechDropped, TurnBegan, TurnEnded, TurnTaker, Verdict
 from assistant.zones import parse_reference, parse_zone
 
-__all__ = ["Session", "Send"]
+__all__ = ["Session", "Send", "SendBytes"]
 
 Send = Callable[[ServerEvent], Awaitable[None]]
+SendBytes = Callable[[bytes], Awaitable[None]]
 
 
 class Session(RunnerHooks):
     def __init__(self, start: Start, workers: Workers, stream: StreamConfig, send: Send, *,
-                 limits: LimitsSettings | None = None, identity: str = "", share: ClientShare | None = None
-                 ) -> None:
+                 limits: LimitsSettings | None = None, identity: str = "", share: ClientShare | None = None,
+                 send_bytes: SendBytes | None = None) -> None:
         """Raises InputError (ProtocolError for a bad zone or time) before anything is counted. `identity`: the
         token's identity ("" without tokens): it namespaces the conversation and owns the bookings made. `share`:
         the client's, shared by all its sessions (the gate's); without one the session is a client of its own."""
@@ -75,8 +79,9 @@ class Session(RunnerHooks):
         # One identity's conversation ids are its own: another token cannot answer its questions or undo its turns.
         self.conversation = f"{identity}/{conversation}" if identity else conversation
         self.owner = f"token:{identity}" if identity else f"conversation:{conversation}"
-        self.latency = LatencyObserver(workers.metrics)
         self.tasks = SessionTasks(self.id)
+        self.speaker = spoken_replies(start, workers, self.turns, send, send_bytes, lambda: self.stream.audio_ms)
+        self.latency = LatencyObserver(workers.metrics, awaits_reply=self.speaker is not None)
         self._speaking = False  # counted among the workers' speakers
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=500)  # (audio ms fed, monotonic arrival)
         self.runner = TurnRunner(self.turns, WorkerHearing(workers, self.client, lambda: self._speaking),
@@ -93,7 +98,12 @@ class Session(RunnerHooks):
         self.admission.unqueue_all()  # a task cancelled before it ran never reaches its own `finally`
 
     def ready(self) -> Ready:
-        return Ready(self.id, TARGET_RATE, self.language.code)
+        return Ready(self.id, TARGET_RATE, self.language.code, speech=self.speaker is not None)
+
+    async def playback(self, report: Playback) -> None:
+        """The client stopped a reply (the speaker cut in) or finished it."""
+        if self.speaker is not None:
+            self.speaker.played(report)
 
     async def audio(self, pcm: bytes) -> None:
         """Raises LimitExceeded ("too_fast") when audio comes faster than [limits] admits."""
@@ -142,6 +152,8 @@ class Session(RunnerHooks):
     async def began(self, began: TurnBegan) -> None:
         self._set_speaking(True)
         await self.send(SpeechStart(began.utterance, began.start_ms))
+        if self.speaker is not None:  # barge-in: the client stops playing on speech_start; nothing more is sent
+            await self.speaker.cut()
 
     async def verdict(self, decision: Verdict) -> None:
         verdict = decision.verdict
@@ -197,6 +209,19 @@ class Session(RunnerHooks):
         await self._emit(IntentEvent(utterance, outcome.intent, outcome.confidence,
                                      [s.to_dict() for s in outcome.slots], outcome.turn.text))
         await self._emit(ResultEvent(utterance, outcome.result.to_dict()))
+        if self.speaker is not None:
+            self.tasks.spawn(self._speak(utterance, outcome))
+
+    async def _speak(self, utterance: int, outcome: TurnOutcome) -> None:
+        assert self.speaker is not None and outcome.result is not None
+        language = language_of(outcome.turn.text)
+        text = reply_text(outcome.result, language, (self.now or datetime.now(self.zone)).date(),
+                          self.workers.pipeline.rooms.spoken_name(language))
+        said = self.speaker.speaks(language) and await self.speaker.say(utterance, text, language, self._emit)
+        if not said:
+            latency = self.latency.unspoken(utterance)
+            if latency is not None:
+                await self.send(latency)
 
     async def failed(self, utterance: int, error: Exception | None) -> None:
         self.latency.forget(utterance)

@@ -27,7 +27,8 @@ class SessionTasks:
         return task
 
     async def wait(self) -> None:
-        if self.running:
+        """Until every task has ended, those the running ones spawn on their way too (a result's spoken reply)."""
+        while self.running:
             await asyncio.gather(*self.running)
 
     def cancel(self) -> None:

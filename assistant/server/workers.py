@@ -20,12 +20,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
 from assistant.batching import BatchPolicy
+from assistant.config import SpeechSettings
 from assistant.errors import ModelServerUnavailable
 from assistant.language.profile import Language
 from assistant.language.registry import DEFAULT, Auto, Spoken, get
 from assistant.server.batcher import DynamicBatcher, ItemFailed, Overloaded
 from assistant.server.languages import LanguageBuilds, LanguageState
 from assistant.server.metrics import ServerMetrics
+from assistant.server.speech import SpeechWorker
 from assistant.text_pipeline import TextPipeline, Turn, TurnOutcome
 from assistant.turn.models import WORDS, turn_model
 from assistant.turn.policy import TurnSettings
@@ -104,6 +106,8 @@ class Workers:
         self.in_flight = {"asr": 0, "nlu": 0, "asr_final": 0, "turn": 0}
         self.decode_s = 0.0  # a moving average of recent decode times
         self.speakers = 0  # sessions whose speaker is mid-utterance
+        self.speech: SpeechWorker | None = None  # spoken replies (assistant/server/speech.py); None: shown only
+        self.speech_settings = SpeechSettings()
         self._asr_owners: Counter[Hashable] = Counter()  # recognition calls queued or running, per owner
         backend = pipeline.backend
         self._models = {
@@ -343,3 +347,5 @@ class Workers:
         self._nlu.close()
         if self._turn is not None:
             self._turn.close()
+        if self.speech is not None:
+            self.speech.close()

@@ -9,6 +9,7 @@ from datetime import datetime
 from assistant.language.en.clock import parse_clock
 from assistant.language.en.dates import parse_date
 from assistant.language.en.durations import parse_duration, teen_minutes
+from assistant.language.en.ear import ear_clock, ear_date, ear_span
 from assistant.language.en.numbers import parse_count, spoken_words
 from assistant.language.en.replies import REPLIES
 from assistant.language.en.transcript import rewrite
@@ -91,4 +92,5 @@ ENGLISH = Language(
         "espeak-ng:en-gb", "espeak-ng:en-gb-x-rp", "espeak-ng:en-gb-x-gbclan", "espeak-ng:en-gb-x-gbcwmd",
         "piper:en_US-joe-medium", "hibari:heart")),
     hotwords=_hotwords, rewrite=rewrite, spoken_words=spoken_words,
+    ear_clock=ear_clock, ear_span=ear_span, ear_date=ear_date, voice="piper:joe",
 )

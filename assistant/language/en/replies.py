@@ -65,4 +65,9 @@ REPLIES: dict[str, str] = {
     "nothing_booked": "OK, nothing booked.",
     "propose": "Did you want to book {room} {when}? Say yes to book it.",
     "nothing_to_undo": "there is no booking of this conversation to undo",
+    # spoken replies (assistant/speech/ear.py): what a command did, said aloud
+    "spoken.book_meeting": "Booked {room} {day}, {span}.",
+    "spoken.cancel_meeting": "Cancelled {room} {day}, {span}.",
+    "spoken.reschedule_meeting": "Moved {room} to {day}, {span}.",
+    "spoken.not_done": "I could not do that: {reason}.",
 }

@@ -9,6 +9,7 @@ from functools import cache
 
 from assistant.language.profile import DialogueWords, Language, ModelRecipe, NamedRoom, RoomWords, WordProfile
 from assistant.language.script import HAN
+from assistant.language.zh.ear import ear_clock, ear_date, ear_span
 from assistant.language.zh.readers import (
     parse_zh_clock,
     parse_zh_count,
@@ -103,5 +104,5 @@ CHINESE = Language(
     clock_words=_clock_words, date_words=lambda moment: f"{moment.month}月{moment.day}日",
     span_words=lambda start, end: f"{start.month}月{start.day}日 {start:%H:%M}-{end:%H:%M}",
     model=_MODEL, recognizer="base", hotwords=_hotwords, rewrite=None, rewrite_for_rooms=_fixer,
-    spoken_words=spoken_words,
+    spoken_words=spoken_words, ear_clock=ear_clock, ear_span=ear_span, ear_date=ear_date, voice="espeak:cmn",
 )

@@ -64,4 +64,9 @@ REPLIES: dict[str, str] = {
     "nothing_booked": "好的，没有预订。",
     "propose": "您是想订{room}，{when}吗？说“好”就订。",
     "nothing_to_undo": "这次对话里没有可以撤销的预订",
+    # spoken replies (assistant/speech/ear.py): what a command did, said aloud
+    "spoken.book_meeting": "好的，{room}已订好，{day}{span}。",
+    "spoken.cancel_meeting": "已取消{room}{day}{span}的预订。",
+    "spoken.reschedule_meeting": "已把{room}改到{day}{span}。",
+    "spoken.not_done": "没能办成：{reason}。",
 }

@@ -1,0 +1,135 @@
+"""One session's spoken replies: a result's reply, written for the ear, synthesized a sentence at a time by the
+speech worker and streamed as it is made (`reply_audio`, binary ReplyFrames, `reply_audio_end`).
+
+What plays is also scheduled in the session's echo canceller at the microphone stream position where the client
+plays it, so the reply coming back through the microphone is taken out before voice detection; and the turn it
+answers stays open while it plays: speech that cuts in (barge-in) continues that turn as speech soon after a turn
+does ("no, Denali" moves the booking just made; an answer to the question answers it; a new request is its own).
+A newer reply replaces one still being sent; the client's `playback` report of where it stopped ends the echo
+there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import soxr
+
+from assistant.events import Playback, ReplyAudio, ReplyAudioEnd, ReplyFrame, ServerEvent, Start
+from assistant.language.profile import Language
+from assistant.server.metrics import ServerMetrics
+from assistant.server.speech import SpeechWorker
+from assistant.server.workers import Workers
+from assistant.speech.echo import EchoCanceller
+from assistant.turn.taker import TurnTaker
+
+__all__ = ["ReplySpeaker", "FRAME_MS", "spoken_replies"]
+
+FRAME_MS = 200  # audio per binary message: small enough to start playing at once, few enough messages
+
+
+@dataclass
+class _Reply:
+    number: int
+    utterance: int
+    start_ms: int | None = None  # stream position where the client starts playing it
+    sent_ms: int = 0
+    task: asyncio.Task[None] | None = None
+
+
+class ReplySpeaker:
+    def __init__(self, speech: SpeechWorker, send: Callable[[ServerEvent], Awaitable[None]],
+                 send_bytes: Callable[[bytes], Awaitable[None]], position_ms: Callable[[], int],
+                 turns: TurnTaker, echo: EchoCanceller | None, metrics: ServerMetrics) -> None:
+        self._speech, self._send, self._send_bytes = speech, send, send_bytes
+        self._position_ms, self._turns, self._echo, self._metrics = position_ms, turns, echo, metrics
+        self._count = 0
+        self._current: _Reply | None = None
+        self._plays_until_ms = 0  # where the audio sent so far ends playing, in stream time
+        self._starts: dict[int, int] = {}  # reply number -> where it started playing (the latest few)
+
+    def speaks(self, language: Language) -> bool:
+        return self._speech.speaks(language)
+
+    async def say(self, utterance: int, text: str, language: Language,
+                  first_audio: Callable[[ReplyAudio], Awaitable[None]]) -> bool:
+        """Speak `text`; `first_audio` is handed the `reply_audio` event as the first audio goes out. Returns False
+        when nothing was said (cut before its first sentence)."""
+        await self.cut(utterance)  # a newer reply: the older one stops where it is
+        self._count += 1
+        reply = self._current = _Reply(self._count, utterance, task=asyncio.current_task())
+        resampler: soxr.ResampleStream | None = None
+        try:
+            async for audio, rate in self._speech.sentences(language, text):
+                if reply.start_ms is None:
+                    reply.start_ms = max(self._position_ms(), self._plays_until_ms)
+                    self._plays_until_ms = reply.start_ms
+                    self._starts = {n: ms for n, ms in self._starts.items() if n > reply.number - 8}
+                    self._starts[reply.number] = reply.start_ms
+                    event = ReplyAudio(utterance, reply.number, text, rate, language.code)
+                    await first_audio(event)
+                    resampler = soxr.ResampleStream(rate, 16_000, 1, dtype="int16")
+                # the client plays sentences back to back, or as soon as one comes when it had run out
+                at_ms = max(self._plays_until_ms, self._position_ms())
+                self._plays_until_ms = at_ms + len(audio) * 1000 // rate
+                if self._echo is not None and resampler is not None:
+                    self._echo.play(resampler.resample_chunk(audio), at_ms)
+                self._turns.replying(self._plays_until_ms)
+                step = rate * FRAME_MS // 1000
+                for offset in range(0, len(audio), step):
+                    piece = audio[offset:offset + step]
+                    await self._send_bytes(ReplyFrame(reply.number, piece.astype("<i2").tobytes()).to_wire())
+                    reply.sent_ms += len(piece) * 1000 // rate
+        except asyncio.CancelledError:
+            if self._current is reply:  # the session closed: nothing more to tell
+                self._current = None
+            raise
+        if self._current is reply:
+            self._current = None
+        if reply.start_ms is None:
+            return False
+        self._metrics.replies.labels("played").inc()
+        await self._send(ReplyAudioEnd(utterance, reply.number, reply.sent_ms))
+        return True
+
+    async def cut(self, utterance: int | None = None) -> None:
+        """Stop sending the reply in progress (the speaker cut in, or a newer reply takes its place)."""
+        reply, self._current = self._current, None
+        if reply is None or reply.task is None or reply.task is asyncio.current_task():
+            return
+        reply.task.cancel()
+        self._metrics.replies.labels("cut").inc()
+        if reply.start_ms is not None:
+            await self._send(ReplyAudioEnd(reply.utterance, reply.number, reply.sent_ms, cut=True))
+
+    def playing(self) -> bool:
+        return self._position_ms() < self._plays_until_ms
+
+    def played(self, report: Playback) -> None:
+        """The client's report: where it stopped playing a reply (barge-in) or that it finished one."""
+        if report.state != "stopped":
+            return
+        began = self._starts.get(report.reply)
+        if began is None:
+            return
+        stopped_ms = began + report.played_ms
+        self._plays_until_ms = min(self._plays_until_ms, stopped_ms)
+        self._turns.replying(self._plays_until_ms)
+        if self._echo is not None:
+            self._echo.cut(stopped_ms)
+
+
+def spoken_replies(start: Start, workers: Workers, turns: TurnTaker, send: Callable[[ServerEvent], Awaitable[None]],
+                   send_bytes: Callable[[bytes], Awaitable[None]] | None, position_ms: Callable[[], int]
+                   ) -> ReplySpeaker | None:
+    """The session's speaker where it asked for speech (start's "speech") and the server has voices; its stream
+    then also takes the replies' echo out (`[speech] echo_cancel`)."""
+    if not start.speech or workers.speech is None or send_bytes is None:
+        return None
+    echo = None
+    if workers.speech_settings.echo_cancel:
+        echo = EchoCanceller(workers.speech_settings.echo_tail_ms)
+        turns.stream.echo = echo
+    return ReplySpeaker(workers.speech, send, send_bytes, position_ms, turns, echo, workers.metrics)
