@@ -13,8 +13,8 @@ from assistant.clients.connection import open_websocket
 from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
-    ReplyFrame,
     Partial,
+    ReplyFrame,
     ResultEvent,
     ServerEvent,
     SpeechEnd,
