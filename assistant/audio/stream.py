@@ -41,9 +41,11 @@ class VoiceDetector(Protocol):
 
 
 class EchoFilter(Protocol):
-    """Takes what the assistant itself plays out of the microphone's frames (assistant/speech/echo.py)."""
+    """Takes what the assistant itself plays out of the microphone's frames (assistant/speech/echo.py): for each
+    frame, what voice detection hears (the echo's residue silenced) and what is kept as the utterance's audio (all
+    the speaker said, the first soft syllable of a barge-in too)."""
 
-    def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[bytes]: ...
+    def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[tuple[bytes, bytes]]: ...
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ class VoiceStream:
         self.audio_ms = 0  # audio fed so far, in whole frames (some may wait behind a pause's decision)
         self.position_ms = 0  # audio the endpointer has seen
         self._next_partial_ms = 0
-        self._waiting: list[bytes] = []  # frames fed while a pause waits for its decision
+        # frames fed while a pause waits for its decision: (the audio, what voice detection hears of it)
+        self._waiting: list[tuple[bytes, bytes]] = []
         self._paused = False  # a PauseDue was emitted and `decide` has not been called
         self.echo: EchoFilter | None = None  # set by an owner that plays replies to this speaker
 
@@ -170,17 +173,18 @@ class VoiceStream:
             self._paused = False
         return events + [self._event(e) for e in self._endpointer.flush()]
 
-    def _cleaned(self, frames: list[bytes]) -> list[bytes]:
+    def _cleaned(self, frames: list[bytes]) -> list[tuple[bytes, bytes]]:
         if self.echo is None or not frames:
-            return frames
-        return self.echo.clean(frames, self.audio_ms, self.config.endpointer.frame_ms)
+            return [(frame, frame) for frame in frames]
+        return [(kept, heard) for heard, kept in self.echo.clean(frames, self.audio_ms,
+                                                                  self.config.endpointer.frame_ms)]
 
     def _run(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         frames, self._waiting = self._waiting, []
-        for i, frame in enumerate(frames):  # webrtcvad on a 20 ms frame takes microseconds
+        for i, (frame, heard) in enumerate(frames):  # webrtcvad on a 20 ms frame takes microseconds
             self.position_ms += self.config.endpointer.frame_ms
-            events += [self._event(e) for e in self._endpointer.push(frame, self._vad.is_voiced(frame))]
+            events += [self._event(e) for e in self._endpointer.push(frame, self._vad.is_voiced(heard))]
             partial = self._partial_due()
             if partial is not None:
                 events.append(partial)

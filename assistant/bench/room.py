@@ -130,7 +130,7 @@ async def talk_in_room(url: str, cues: list[Cue], room: Room, *, cancel_echo: bo
                 pcm = np.clip(mic, -32768, 32767).astype(np.int16).tobytes()
                 if canceller is not None:
                     canceller.play(out, position_ms)
-                    pcm = canceller.clean([pcm], position_ms, 20)[0]
+                    pcm = canceller.clean([pcm], position_ms, 20)[0][1]  # what it keeps of the microphone
                 await ws.send(pcm)
                 position_ms += 20
                 quiet_since = position_ms if busy or player.playing else quiet_since

@@ -95,7 +95,8 @@ class Dialogue:
         (with its intent and slots) is the whole request heard again (`reopens_request` said so): it replaces what
         the last turn did (the booking it made is moved, stretched or given more, in one store transaction; the
         question it asked is answered), or, when the new words alone correct that booking ("actually, make it
-        three"), they change it.
+        three"), they change it. A turn of its own that corrects the booking the last turn made ("no, Denali",
+        said over or after the reply that confirmed it) changes that booking too.
         `owner`: who speaks (recorded on bookings; cancel, move and undo act on theirs only). `spoken`: heard,
         not typed (the guard asks about times nobody says, "at 1034")."""
         state = self._state(conversation_id, now)
@@ -112,6 +113,10 @@ class Dialogue:
             replacing = self.dispatcher.store.get(just_booked) if just_booked else None
             return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now),
                                  now, commit, unsure, owner, key, replacing, spoken)
+        if just_booked is not None and CORRECTION.search(text):  # "no, Denali" after "Booked Everest ...": that
+            amended = self._amend(state, just_booked, text, slots, now, commit, key)  # booking, changed
+            if amended is not None:
+                return amended
         state.before = Pending(state.intent, dict(state.slots), state.missing, state.any_room,
                                 state.proposal, state.last_booking)
         return self._respond(state, conversation_id, text.strip(), intent, self._corrected(text, slots, now), now,
@@ -258,7 +263,7 @@ class Dialogue:
         if booking is None:
             return None
         said = list(slots) if slots and is_fragment(text, slots) else read_answer(text, (), self.rooms, now)
-        if not said or any(name not in _AMENDABLE for name, _ in said):
+        if not said or any(name not in _AMENDABLE | {Slot.ROOM} for name, _ in said):  # "no, Denali" moves it
             return None
         start = booking.start.astimezone(now.tzinfo)
         made = {Slot.ROOM: booking.room, Slot.DATE: start.date().isoformat(), Slot.START_TIME: start.strftime("%H:%M")}
@@ -266,14 +271,22 @@ class Dialogue:
         if not names & {Slot.DURATION, Slot.END_TIME}:  # a new start or day keeps the length
             made[Slot.DURATION] = f"{int((booking.end - booking.start).total_seconds() // 60)} minutes"
         request = normalize_request(Intent.BOOK_MEETING, said, now, self.rooms, self.policy, made, text=text)
+        if request.room is not None and request.room.room.key != booking.room:  # "no, Denali": another room in
+            # its stead, in one store transaction; where that room is taken, the booking stays and the answer asks
+            result = self.dispatcher.handle(request, now, commit=commit, key=key, owner=booking.owner,
+                                            replacing=booking)
+            return self._amended(state, booking, result)
         return self._apply_amendment(state, booking, request, now, commit, key)
 
     def _apply_amendment(self, state: Conversation, booking: Booking, request: MeetingRequest, now: datetime,
                          commit: bool, key: str) -> Result:
-        result = self.dispatcher.amend(booking, request, now, commit=commit, key=key)
+        return self._amended(state, booking, self.dispatcher.amend(booking, request, now, commit=commit, key=key))
+
+    @staticmethod
+    def _amended(state: Conversation, booking: Booking, result: Result) -> Result:
         state.intent, state.slots, state.missing, state.proposal = None, {}, (), None
         if isinstance(result, Command) and result.committed:  # "... for two hours", then "actually make it four"
-            state.just_booked = booking.id
+            state.just_booked = result.booking_id or booking.id
         state.last_intent = Intent.BOOK_MEETING
         return result
 

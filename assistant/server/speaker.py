@@ -76,7 +76,6 @@ class ReplySpeaker:
                 self._plays_until_ms = at_ms + len(audio) * 1000 // rate
                 if self._echo is not None and resampler is not None:
                     self._echo.play(resampler.resample_chunk(audio), at_ms)
-                self._turns.replying(self._plays_until_ms)
                 step = rate * FRAME_MS // 1000
                 for offset in range(0, len(audio), step):
                     piece = audio[offset:offset + step]
@@ -116,7 +115,6 @@ class ReplySpeaker:
             return
         stopped_ms = began + report.played_ms
         self._plays_until_ms = min(self._plays_until_ms, stopped_ms)
-        self._turns.replying(self._plays_until_ms)
         if self._echo is not None:
             self._echo.cut(stopped_ms)
 

@@ -5,22 +5,21 @@ The server knows what it sent and where in the microphone stream the client bega
 position when the first frame went out; AEC3 finds the remaining delay itself, hundreds of milliseconds of it).
 While a reply plays, and for a tail after it (the room's reverberation, the client's buffers), each 10 ms of
 microphone audio goes through the canceller with the 10 ms of reply audio due at the same time; otherwise audio
-passes untouched, so nothing that was heard before replies were spoken is heard differently. Measured in
-docs/speech.md: about 1 % of one core while it runs, the echo 40 dB down from the first frame.
+passes untouched, so nothing that was heard before replies were spoken is heard differently. What the canceller
+leaves of the echo, a double-talk gate silences (DoubleTalkGate). Measured in docs/speech.md.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EchoCanceller"]
+__all__ = ["EchoCanceller", "DoubleTalkGate"]
 
 RATE = 16_000
 _TEN_MS = RATE // 100
-ECHO_ONLY_DB = 20.0  # the canceller took this much away: what came in was echo alone
-ECHO_ONLY = 10 ** (-ECHO_ONLY_DB / 20)
 
 
 @dataclass
@@ -38,6 +37,7 @@ class EchoCanceller:
         self.tail_ms = tail_ms
         self._segments: list[_Segment] = []
         self._apm: object | None = None  # made at the first reply: sessions that never play pay nothing
+        self._gate = DoubleTalkGate()
 
     def play(self, audio: np.ndarray, at_ms: int) -> int:
         """Reply audio (int16, 16 kHz) the client plays from stream position `at_ms`; returns where it ends."""
@@ -58,22 +58,20 @@ class EchoCanceller:
     def playing_until_ms(self) -> int | None:
         return max((s.end_ms for s in self._segments), default=None)
 
-    def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[bytes]:
-        """16 kHz PCM frames starting at stream position `first_ms`, with the echo of what plays taken out."""
-        until = self.playing_until_ms
-        if until is None:
-            return frames
-        out = []
-        for i, frame in enumerate(frames):
-            at_ms = first_ms + i * frame_ms
-            if at_ms >= until + self.tail_ms:
-                self._segments = []  # over: later frames pass untouched until the next reply
-                out += frames[i:]
-                break
-            out.append(self._frame(frame, at_ms))
+    def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[tuple[bytes, bytes]]:
+        """16 kHz PCM frames starting at stream position `first_ms`, with the echo of what plays taken out. Before
+        the first reply frames pass untouched; from it on, every frame goes through the canceller (switching it
+        off between replies would hand the voice detector a step from processed to raw noise, which it hears as
+        speech)."""
+        if self._apm is None and not self._segments:
+            return [(frame, frame) for frame in frames]
+        out = [self._frame(frame, first_ms + i * frame_ms) for i, frame in enumerate(frames)]
+        done = first_ms + len(frames) * frame_ms - self.tail_ms
+        self._segments = [segment for segment in self._segments if segment.end_ms > done]
         return out
 
-    def _frame(self, frame: bytes, at_ms: int) -> bytes:
+    def _frame(self, frame: bytes, at_ms: int) -> tuple[bytes, bytes]:
+        """(what voice detection hears, what is kept as audio) of one frame."""
         from livekit import rtc
 
         if self._apm is None:
@@ -85,12 +83,17 @@ class EchoCanceller:
         cleaned = []
         for start in range(0, len(mic) - _TEN_MS + 1, _TEN_MS):
             ms = at_ms + start * 1000 // RATE
-            far = rtc.AudioFrame(self._reference(ms).tobytes(), RATE, 1, _TEN_MS)
+            reference = self._reference(ms)
+            self._gate.far(reference)
+            far = rtc.AudioFrame(reference.tobytes(), RATE, 1, _TEN_MS)
             apm.process_reverse_stream(far)
             near = rtc.AudioFrame(mic[start:start + _TEN_MS].tobytes(), RATE, 1, _TEN_MS)
             apm.process_stream(near)
             cleaned.append(np.frombuffer(near.data, np.int16))
-        return _gated(np.concatenate(cleaned), mic).tobytes() if cleaned else frame
+        if not cleaned:
+            return frame, frame
+        heard, kept = self._gate.decide(mic, np.concatenate(cleaned))
+        return heard.tobytes(), kept.tobytes()
 
     def _reference(self, at_ms: int) -> np.ndarray:
         """The 10 ms of reply audio due at `at_ms` (silence where nothing plays)."""
@@ -104,16 +107,66 @@ class EchoCanceller:
         return out
 
 
-def _gated(cleaned: np.ndarray, mic: np.ndarray) -> np.ndarray:
-    """The canceller's output, kept to what it can mean. Where it took most of the sound away (more than
-    `ECHO_ONLY_DB`), what came in was the reply's echo and what is left is its residue: silence, so a voice
-    detector never hears it (speech over the echo loses a few dB, not 20). Where its output is louder than its input
-    (comfort noise over digital silence, a start-up transient), it is scaled down to the input's level: the
-    canceller never makes speech the microphone did not hear."""
-    level_in = float(np.sqrt(np.mean(mic.astype(np.float64) ** 2)))
-    level_out = float(np.sqrt(np.mean(cleaned.astype(np.float64) ** 2)))
-    if level_out < level_in * ECHO_ONLY:
-        return np.zeros_like(cleaned)
+class DoubleTalkGate:
+    """Tells the speaker's voice from what is left of the reply's echo, 20 ms at a time.
+
+    AEC3 takes the echo 40-46 dB down, but about 1 % of echo-only frames leak through at -10 dB, and webrtcvad
+    hears them as speech (measured: docs/speech.md). So while a reply plays (and its echo rings), a frame counts
+    only where the microphone is clearly louder than the echo alone would be: `margin` times the echo path's gain
+    (`erl`, learned from the frames that were surely echo alone) times the loudest reply audio of the last
+    `window_ms` (the echo of anything played that recently may still arrive), falling slowly after it (the room
+    rings). Voice detection hears echo alone as silence. The audio kept is the canceller's, or the microphone's
+    where the canceller swallowed more than the echo (AEC3 mutes some double talk: the speaker's words must not
+    be lost)."""
+
+    FAR_FLOOR = 30.0  # reply audio quieter than this (RMS, 16-bit) is silence: nothing to echo
+    SURELY_ECHO = 0.05  # the canceller took more than 26 dB away: the frame was echo and nothing else
+
+    def __init__(self, window_ms: int = 400, margin: float = 1.2, initial_erl: float = 0.25,
+                 decay: float = 0.9, far_fall: float = 0.97) -> None:
+        self.margin, self.decay, self.far_fall = margin, decay, far_fall
+        self._far_level = 0.0  # the window's loudest reply audio, falling slowly after it (the room still rings)
+        # the echo's loudest level at the microphone against the loudest reply audio of the window, tracked as an
+        # envelope: up at once on a frame that was surely echo, down slowly
+        self.erl = initial_erl
+        self._far: deque[float] = deque(maxlen=max(1, window_ms // 10))
+
+    def far(self, reference: np.ndarray) -> None:
+        self._far.append(_rms(reference))
+
+    def decide(self, mic: np.ndarray, cleaned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(what voice detection hears, what is kept as the utterance's audio) of a frame: the microphone's
+        `mic` and the canceller's output `cleaned`."""
+        self._far_level = far = max(max(self._far, default=0.0), self._far_level * self.far_fall)
+        level_in, level_out = _rms(mic), _rms(cleaned)
+        if far <= self.FAR_FLOOR:
+            quieter = _no_louder(cleaned, mic, level_in)
+            return quieter, quieter
+        # learn from the frames the canceller emptied (while AEC3 converges it also empties a speaker's first
+        # words: learnt too, they make a barge-in early in a reply wait; measured in docs/speech.md)
+        if level_out < self.SURELY_ECHO * level_in:
+            self.erl = max(self.erl * self.decay, min(2.0, level_in / far))
+        else:
+            self.erl *= self.decay
+        echo = self.erl * far  # the loudest the echo alone would be
+        # kept: the canceller's output, unless it swallowed what is louder than the echo could be (AEC3 mutes the
+        # first hundreds of ms of double talk while it converges: "No, Denali" came out "Denali")
+        swallowed = level_out < 0.1 * level_in and level_in >= echo
+        kept = mic.copy() if swallowed else cleaned.copy()
+        if level_in < self.margin * echo:  # no louder than the echo alone: voice detection hears nothing
+            return np.zeros_like(cleaned), kept
+        return kept, kept
+
+
+def _rms(samples: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) if len(samples) else 0.0
+
+
+def _no_louder(cleaned: np.ndarray, mic: np.ndarray, level_in: float) -> np.ndarray:
+    """The canceller only takes sound away: where its output is louder than what came in (its comfort noise over
+    digital silence, a start-up transient), it is scaled down to the input's level, so it never makes a voice
+    detector hear speech that the microphone did not."""
+    level_out = _rms(cleaned)
     if level_out <= level_in:
         return cleaned.copy()
     return (cleaned * (level_in / level_out)).astype(np.int16)

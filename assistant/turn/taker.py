@@ -129,7 +129,6 @@ class TurnTaker:
         self._request_turn: int | None = None  # the last of those turns (what speech soon after it reopens)
         self._ended_ms: int | None = None  # where that turn ended
         self._reopens: dict[int, int] = {}  # utterance -> the turn it continues
-        self._reply_until_ms: int | None = None  # the last turn's spoken reply plays until here (stream time)
 
     @property
     def awaiting_read(self) -> bool:
@@ -141,11 +140,6 @@ class TurnTaker:
 
     def feed(self, pcm: bytes) -> list[Decision]:
         return self._decide(self.stream.feed(pcm))
-
-    def replying(self, until_ms: int) -> None:
-        """The last turn's spoken reply plays until `until_ms`: speech that starts before then cuts in on it
-        (barge-in) and continues that turn, as speech within `amend_ms` of its end does."""
-        self._reply_until_ms = until_ms
 
     def finish(self) -> list[Decision]:
         """The client's audio ended: a read still unanswered is dropped (the plain hangover), the open
@@ -200,9 +194,8 @@ class TurnTaker:
         longer fit one decode."""
         heard_at = event.start_ms + self._pre_roll_ms  # start_ms includes the pre-roll
         reopens = None
-        replying = self._reply_until_ms is not None and heard_at <= self._reply_until_ms
         if self._ended_ms is not None and self._request_turn is not None and \
-                (heard_at - self._ended_ms <= self.settings.amend_ms or replying) and \
+                heard_at - self._ended_ms <= self.settings.amend_ms and \
                 self._request_ms() + self.stream.config.endpointer.max_utterance_ms <= MAX_REQUEST_MS:
             reopens = self._request_turn
             self._reopens[event.utterance] = reopens
@@ -227,7 +220,6 @@ class TurnTaker:
         self._request_turn = event.utterance
         # a forced cut goes on at once: the next piece is its own turn (the request would outgrow one decode)
         self._ended_ms = None if event.forced else event.decided_ms
-        self._reply_until_ms = None  # a reply to this turn is yet to come
         self._heard.pop(event.utterance, None)
         heard = read.text if read is not None and not event.forced else None
         return TurnEnded(event.utterance, audio, event.start_ms, event.end_ms, event.decided_ms, event.forced,
