@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
+import soxr
 
 from assistant.nlu.model_folder import NLUModel
 from assistant.server.spawn import spawn_server
@@ -95,7 +98,7 @@ def test_speaking_into_the_page_books_the_room_and_shows_every_stage(own_server:
 
         waterfall = page.locator("#waterfall")
         expect(waterfall).to_be_visible()
-        expect(waterfall.locator(".wf-row")).to_have_count(4)
+        expect(waterfall.locator(".wf-row")).to_have_count(5)  # the four stages, and the spoken reply's first audio
         expect(waterfall.locator(".wf-total")).to_contain_text("Voice-to-action")
 
         booking = page.locator(".day-row[data-room=everest] .day-booking")
@@ -218,3 +221,32 @@ def test_the_page_says_plainly_when_the_calendar_server_is_down(tmp_path: Path, 
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_the_page_speaks_the_reply_and_stops_when_the_speaker_cuts_in(own_server: str, tmp_path: Path) -> None:
+    """The booking's confirmation plays through Web Audio (the page shows it speaking and what it says); a question
+    said over it stops it at once, the server is told where, and the question is answered."""
+    from playwright.sync_api import expect
+
+    with wave.open(str(DATA / "book_everest_tomorrow_9.wav"), "rb") as wav:
+        params, request = wav.getparams(), wav.readframes(wav.getnframes())
+    rate = params.framerate
+    ask = tmp_path / "ask.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "160", "-w", str(ask), "Is Denali free on Friday at ten?"],
+                   check=True)
+    with wave.open(str(ask), "rb") as wav:
+        question = soxr.resample(np.frombuffer(wav.readframes(wav.getnframes()), np.int16), wav.getframerate(),
+                                 rate).astype(np.int16).tobytes()
+    microphone = tmp_path / "microphone.wav"
+    with wave.open(str(microphone), "wb") as out:  # the question starts 1.6 s after the request ends
+        out.setparams(params)
+        out.writeframes(b"\x00\x00" * (rate // 2) + request + b"\x00\x00" * (rate * 16 // 10) + question
+                        + b"\x00\x00" * (12 * rate))
+    with _talking(own_server, microphone) as page:
+        expect(page.locator("#spoken")).to_have_text("Booked Everest tomorrow, nine to ten a.m.", timeout=60_000)
+        expect(page.locator(".wf-row[data-stage=reply_audio]")).to_have_count(1)
+        page.wait_for_function("window.assistantReplies.stopped.length > 0", timeout=30_000)
+        expect(page.locator("#speaking")).to_have_text("quiet")
+        stopped = page.evaluate("window.assistantReplies.stopped[0]")
+        assert stopped["reply"] == 1 and 0 < stopped["played_ms"] < 2500
+        expect(page.locator("#card")).to_contain_text("Denali", timeout=60_000)  # the question, answered

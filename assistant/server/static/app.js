@@ -2,6 +2,8 @@
 // every server event shown as it arrives. Plain modern JS, no build step, nothing from a CDN.
 // Text from the server is only ever set with textContent, never parsed as HTML.
 
+import { ReplyPlayer } from "./player.js";
+
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const NOW = params.get("now"); // a fixed reference time for reproducible demos and tests: ?now=2026-12-02T10:00:00
@@ -35,7 +37,16 @@ const state = {
   retryMs: 1000,
   retryTimer: null,
   day: null,
+  // spoken replies (player.js); what it did is kept for tests and curious readers: window.assistantReplies
+  player: null,
+  replies: { started: [], stopped: [] },
 };
+window.assistantReplies = state.replies;
+state.player = new ReplyPlayer((speaking) => {
+  const badge = $("speaking");
+  badge.textContent = speaking ? "speaking" : "quiet";
+  badge.className = `badge ${speaking ? "speaking-on" : "speaking-off"}`;
+});
 
 // ---- status and errors, in words ----------------------------------------------------------------------------
 function showError(text) {
@@ -128,12 +139,16 @@ function connect() {
   setConnection("connecting", "pending");
   socket.onopen = () => {
     const start = { type: "start", sample_rate: 16000, format: "pcm_s16le", channels: 1, timezone: TIMEZONE,
-      conversation_id: CONVERSATION, language: $("language").value };
+      conversation_id: CONVERSATION, language: $("language").value, speech: $("speak").checked };
     if (NOW) start.now = NOW;
     socket.opened = true;
     socket.send(JSON.stringify(start));
   };
   socket.onmessage = (message) => {
+    if (message.data instanceof ArrayBuffer) { // a spoken reply's audio
+      if (state.socket === socket) state.player.frame(message.data);
+      return;
+    }
     let event;
     try {
       event = JSON.parse(message.data);
@@ -173,6 +188,14 @@ function onEvent(socket, event) {
       showError("");
       break;
     case "speech_start":
+      if (state.player.playing) { // barge-in: the speaker cut in; silence now, and tell the server where
+        const number = state.player.reply.number;
+        const report = state.player.stop();
+        if (report) {
+          state.replies.stopped.push({ reply: number, played_ms: report.played_ms, at: performance.now() });
+          if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(report));
+        }
+      }
       setVad(true);
       $("partial").textContent = "";
       $("forming").textContent = "";
@@ -206,6 +229,15 @@ function onEvent(socket, event) {
       break;
     case "latency":
       showLatency(event);
+      break;
+    case "reply_audio":
+      state.player.begin(event);
+      state.replies.started.push({ reply: event.reply, text: event.text, at: performance.now() });
+      $("spoken").textContent = event.text;
+      $("spoken").lang = event.language === "zh" ? "zh-CN" : "en";
+      break;
+    case "reply_audio_end":
+      state.player.end(event);
       break;
     case "error":
       if (event.code === "unauthorized") {
@@ -388,6 +420,7 @@ const STAGES = [
   ["transcript", "speech recognition"],
   ["intent", "intent and slots"],
   ["result", "booking and result"],
+  ["reply_audio", "spoken reply: first audio"],
 ];
 
 function showLatency(event) {
@@ -397,7 +430,7 @@ function showLatency(event) {
   const stages = event.stages_ms;
   const client = state.clientVoiceToAction && state.clientVoiceToAction.utterance === event.utterance
     ? state.clientVoiceToAction.ms : null;
-  const total = Math.max(client || 0, stages.result || 0, 1);
+  const total = Math.max(client || 0, stages.result || 0, stages.reply_audio || 0, 1);
   let before = 0;
   for (const [key, label] of STAGES) {
     if (!(key in stages)) continue;
@@ -505,6 +538,7 @@ async function toggle() {
     button.textContent = "Start talking";
     button.setAttribute("aria-pressed", "false");
     stopMicrophone();
+    state.player.stop(false);
     const socket = state.socket;
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "stop" }));
     clearTimeout(state.retryTimer);
@@ -529,6 +563,15 @@ async function toggle() {
 
 $("talk").addEventListener("click", toggle);
 if (LANGUAGES.includes(params.get("lang"))) $("language").value = params.get("lang");
+if (params.get("speech") === "0") $("speak").checked = false; // ?speech=0: replies shown only
+$("speak").addEventListener("change", () => {
+  // a session is spoken to or not from its start: while listening, start a new one
+  if (!$("speak").checked) state.player.stop(false);
+  if (!state.socket || !state.listening) return;
+  const old = state.socket;
+  connect();
+  old.close(1000, "speech changed");
+});
 $("language").addEventListener("change", () => {
   // a session hears one language: while listening, start a new one that hears the chosen language
   if (!state.socket || !state.listening) return;
