@@ -12,6 +12,7 @@ import wave
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from websockets.asyncio.client import connect
 
@@ -121,7 +122,8 @@ async def _vanish(url: str) -> None:
 
 
 def test_microphone_client_through_an_alsa_device_that_plays_a_wav(own_server: str, tmp_path: Path) -> None:
-    """The real `assistant mic` code path (sounddevice, PortAudio, ALSA) with a capture device reading a file."""
+    """The real `assistant mic` code path (sounddevice, PortAudio, ALSA) with a device that captures from a file
+    and plays into one: the request is booked, and the spoken reply is played (its sound is in the file)."""
     try:
         import sounddevice  # noqa: F401
     except OSError:
@@ -134,7 +136,8 @@ def test_microphone_client_through_an_alsa_device_that_plays_a_wav(own_server: s
     raw = tmp_path / "mic.raw"
     raw.write_bytes(b"\x00\x00" * 8000 + pcm16k + b"\x00\x00" * 16000 * 3)  # 0.5 s, speech, 3 s of silence
     (tmp_path / ".asoundrc").write_text(
-        f'pcm.filemic {{\n type file\n slave.pcm "null"\n file "/dev/null"\n infile "{raw}"\n format "raw"\n}}\n')
+        f'pcm.filemic {{\n type file\n slave.pcm "null"\n file "{tmp_path / "played.raw"}"\n infile "{raw}"\n'
+        f' format "raw"\n}}\n')
     env = {**os.environ, "HOME": str(tmp_path)}
     proc = subprocess.run([sys.executable, "-m", "assistant", "mic", "--device", "filemic", "--url", own_server,
                            "--seconds", "5", "--json", *NOW], capture_output=True, text=True, timeout=120,
@@ -151,6 +154,10 @@ def test_microphone_client_through_an_alsa_device_that_plays_a_wav(own_server: s
     assert (result["result"]["committed"], command["room"], command["start"], command["end"]) == (
         True, "everest", "2026-12-03T09:00:00+01:00", "2026-12-03T10:00:00+01:00")
     assert "voice-to-action:" in proc.stderr
+    (reply,) = of(events, "reply_audio")
+    assert reply["text"] == "Booked Everest tomorrow, nine to ten a.m."
+    played = np.frombuffer((tmp_path / "played.raw").read_bytes(), np.int16)
+    assert np.abs(played).max() > 3000, "the reply was not played"
 
 
 def test_a_spoken_short_request_then_its_time_books_the_named_room(own_server: str) -> None:

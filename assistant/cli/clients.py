@@ -27,7 +27,8 @@ def _cmd_mic(args: argparse.Namespace) -> int:
     reference_time(args.now, zone, settings_of(args))  # refuse a bad --now/--tz before opening the microphone
     device = int(args.device) if args.device and args.device.isdigit() else args.device
     try:
-        return run_mic(args.url, device, zone, args.now, args.seconds, args.json, token_of(args), args.language)
+        return run_mic(args.url, device, zone, args.now, args.seconds, args.json, token_of(args), args.language,
+                       speech=not args.no_speech, echo_cancel=not args.no_echo_cancel)
     except OSError as exc:  # PortAudio missing, or no such device
         raise ConfigError(f"microphone: {exc} (Debian: apt-get install libportaudio2; list devices with "
                           "python -m sounddevice)") from exc
@@ -59,4 +60,7 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     mic.add_argument("--token", help="the server's access token (default: $ASSISTANT_TOKEN)")
     mic.add_argument("--language", choices=SESSION_LANGUAGES,
                      help="what you speak (default: en; auto: told apart in each utterance)")
+    mic.add_argument("--no-speech", action="store_true", help="replies shown, not spoken")
+    mic.add_argument("--no-echo-cancel", action="store_true",
+                     help="send the microphone as it is (the server still takes its own replies' echo out)")
     mic.set_defaults(func=_cmd_mic)

@@ -1,5 +1,11 @@
 """`assistant mic`: speak into a local microphone (sounddevice / PortAudio), see partials live, get each result
-with its voice-to-action latency: from the end of speech in the captured audio to the result's arrival."""
+with its voice-to-action latency: from the end of speech in the captured audio to the result's arrival.
+
+Replies are spoken (unless --no-speech): the sound device runs both ways in one stream, so each 20 ms block
+played and the block captured at the same moment meet in the callback. There the played block feeds the echo
+canceller (WebRTC AEC3, assistant/speech/echo.py) and the captured one is cleaned of it before it is sent; the
+server takes out what is left. A reply stops the moment the server says speech started (barge-in), and the server
+is told how much of it was played."""
 
 from __future__ import annotations
 
@@ -10,18 +16,23 @@ import time
 from typing import Any
 
 from assistant.clients.connection import open_websocket
+from assistant.clients.playback import ReplyPlayer
 from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
     Partial,
+    ReplyAudio,
+    ReplyAudioEnd,
     ReplyFrame,
     ResultEvent,
     ServerEvent,
     SpeechEnd,
+    SpeechStart,
     Start,
     Stop,
     Transcript,
 )
+from assistant.speech.echo import EchoCanceller
 
 __all__ = ["run_mic"]
 
@@ -42,16 +53,40 @@ def _show(event: ServerEvent, t0: float, as_json: bool) -> None:
         print(f"error {event.code}: {event.message}", file=sys.stderr, flush=True)
 
 
+class _Duplex:
+    """What the sound device's callback does with each block: play the reply's next block, and clean the
+    captured block of it (PortAudio's thread)."""
+
+    def __init__(self, player: ReplyPlayer | None, echo_cancel: bool) -> None:
+        self.player = player
+        self.echo = EchoCanceller() if player is not None and echo_cancel else None
+        self.position_ms = 0
+
+    def block(self, captured: bytes, out: Any | None) -> bytes:
+        if self.player is not None and out is not None:
+            played = self.player.pull(len(captured) // 2)
+            out[:] = played.tobytes()
+            if self.echo is not None:
+                self.echo.play(played, self.position_ms)
+                captured = b"".join(kept for _, kept in self.echo.clean([captured], self.position_ms, 20))
+        self.position_ms += len(captured) * 1000 // (2 * RATE)
+        return captured
+
+
 async def _run(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-               as_json: bool, token: str | None, language: str | None) -> int:
+               as_json: bool, token: str | None, language: str | None, speech: bool = True,
+               echo_cancel: bool = True) -> int:
     import sounddevice as sd
 
     loop = asyncio.get_running_loop()
     frames: asyncio.Queue[bytes] = asyncio.Queue(maxsize=500)  # 10 s; a stalled network drops audio, says so
     dropped = 0
+    player = ReplyPlayer(RATE) if speech else None
+    duplex = _Duplex(player, echo_cancel)
 
-    def callback(indata: Any, count: int, time_info: Any, status: Any) -> None:  # PortAudio's thread
-        block = bytes(indata)  # copy now: PortAudio reuses its buffer as soon as the callback returns
+    def callback(indata: Any, *args: Any) -> None:  # PortAudio's thread: (indata[, outdata], count, time, status)
+        out = args[0] if len(args) == 4 else None
+        block = duplex.block(bytes(indata), out)  # a copy: PortAudio reuses its buffer once the callback returns
 
         def put() -> None:
             nonlocal dropped
@@ -62,12 +97,11 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
 
         loop.call_soon_threadsafe(put)
 
-    start = Start(RATE, "pcm_s16le", 1, tz, now or None, language=language)
+    start = Start(RATE, "pcm_s16le", 1, tz, now or None, language=language, speech=speech or None)
     speech_end_at: dict[int, float] = {}  # utterance -> client time its speech ended in the captured audio
-    async with await open_websocket(url, token, "mic") as ws:
+    async with await open_websocket(url, token, "mic", max_size=1 << 22) as ws:
         await ws.send(start.to_wire())
-        with sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
-                               device=device, callback=callback):
+        with _open_stream(sd, device, callback, duplex):
             t0 = time.monotonic()
 
             async def produce() -> None:
@@ -90,8 +124,14 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
             try:
                 async for message in ws:
                     event = read_event(message, "mic")
-                    if event is None or isinstance(event, ReplyFrame):  # replies are not asked for here yet
+                    if isinstance(event, ReplyFrame):
+                        if player is not None:
+                            player.add(event)
                         continue
+                    if event is None:
+                        continue
+                    if player is not None:
+                        await _reply_event(event, player, ws)
                     if isinstance(event, SpeechEnd):
                         speech_end_at[event.utterance] = t0 + event.audio_ms / 1000
                     _show(event, t0, as_json)
@@ -105,9 +145,36 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
     return 0
 
 
+async def _reply_event(event: ServerEvent, player: ReplyPlayer, ws: Any) -> None:
+    if isinstance(event, ReplyAudio):
+        player.begin(event)
+    elif isinstance(event, ReplyAudioEnd):
+        pass  # what was sent plays out
+    elif isinstance(event, SpeechStart):  # barge-in: silence now, and say how much was played
+        report = player.stop()
+        if report is not None:
+            await ws.send(report.to_wire())
+
+
+def _open_stream(sd: Any, device: str | int | None, callback: Any, duplex: _Duplex) -> Any:
+    """Both ways where replies are spoken (the played and the captured block meet in one callback), else
+    capture only; a device that cannot play gets replies shown, not spoken, and says so."""
+    if duplex.player is not None:
+        try:
+            return sd.RawStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
+                                device=device, callback=callback)
+        except Exception as exc:  # noqa: BLE001 - PortAudio says "invalid device" in many ways
+            print(f"assistant mic: replies will not be spoken: this device cannot play ({exc})", file=sys.stderr,
+                  flush=True)
+            duplex.player = None
+    return sd.RawInputStream(samplerate=RATE, channels=1, dtype="int16", blocksize=FRAME_SAMPLES,
+                             device=device, callback=callback)
+
+
 def run_mic(url: str, device: str | int | None, tz: str, now: str | None, seconds: float | None,
-            as_json: bool, token: str | None = None, language: str | None = None) -> int:
+            as_json: bool, token: str | None = None, language: str | None = None, speech: bool = True,
+            echo_cancel: bool = True) -> int:
     try:
-        return asyncio.run(_run(url, device, tz, now, seconds, as_json, token, language))
+        return asyncio.run(_run(url, device, tz, now, seconds, as_json, token, language, speech, echo_cancel))
     except KeyboardInterrupt:
         return 0
