@@ -70,19 +70,25 @@ class Audio:
 
 @dataclass(frozen=True)
 class Playback:
-    """What the client did with a spoken reply: `stopped` it (the speaker cut in: barge-in) or `finished` it,
-    after playing `played_ms` of its audio."""
+    """What the client did with a spoken reply: `started` playing it when its own audio sent so far reached
+    `at_ms` (the server's echo canceller then knows where in the microphone stream the reply is, whatever the
+    network and the client's buffers added), `stopped` it after `played_ms` (the speaker cut in: barge-in), or
+    `finished` it."""
 
     reply: int
-    state: str  # "stopped" | "finished"
-    played_ms: int
+    state: str  # "started" | "stopped" | "finished"
+    played_ms: int = 0
+    at_ms: int | None = None  # "started": the client's audio sent so far, in ms, when the reply's sound began
 
     def to_wire(self) -> str:
-        return json.dumps({"type": "playback", "protocol": PROTOCOL_VERSION, "reply": self.reply,
-                           "state": self.state, "played_ms": self.played_ms})
+        data: dict[str, Any] = {"type": "playback", "protocol": PROTOCOL_VERSION, "reply": self.reply,
+                                "state": self.state, "played_ms": self.played_ms}
+        if self.at_ms is not None:
+            data["at_ms"] = self.at_ms
+        return json.dumps(data)
 
 
-PLAYBACK_STATES = ("stopped", "finished")
+PLAYBACK_STATES = ("started", "stopped", "finished")
 ClientMessage = Start | Stop | Audio | Playback
 
 _START_TYPES: dict[str, tuple[type, ...]] = {
@@ -140,13 +146,15 @@ def decode_client(message: str | bytes) -> ClientMessage:
 
 
 def _playback(data: dict[str, Any]) -> Playback:
-    reply, state, played = data.get("reply"), data.get("state"), data.get("played_ms")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 1 << 31 for n in (reply, played)):
-        raise ProtocolError("bad_message", "playback needs \"reply\" and \"played_ms\", whole numbers from 0")
+    reply, state, played, at = data.get("reply"), data.get("state"), data.get("played_ms", 0), data.get("at_ms")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 1 << 31 for n in (reply, played)) or \
+            not (at is None or (isinstance(at, int) and not isinstance(at, bool) and 0 <= at < 1 << 31)):
+        raise ProtocolError("bad_message", "playback needs \"reply\" (and \"played_ms\", \"at_ms\"): whole "
+                                           "numbers from 0")
     if state not in PLAYBACK_STATES:
         raise ProtocolError("bad_message", f"playback \"state\" is one of {', '.join(PLAYBACK_STATES)}")
     assert isinstance(reply, int) and isinstance(played, int) and isinstance(state, str)
-    return Playback(reply, state, played)
+    return Playback(reply, state, played, at)
 
 
 def _short(value: object) -> str:

@@ -109,7 +109,9 @@ async def talk_in_room(url: str, cues: list[Cue], room: Room, *, cancel_echo: bo
         quiet_since = 0
         try:
             while position_ms < limit_ms:
-                out = player.pull(FRAME)
+                out, started = player.pull(FRAME, position_ms)
+                if started is not None:  # where the reply's sound began, before the audio that carries its echo
+                    await ws.send(started.to_wire())
                 spoken = np.concatenate([spoken, out])
                 mic = noise.normal(0.0, room.noise_rms, FRAME)
                 mic += _echo(spoken, impulse, len(spoken) - FRAME - room.delay_ms * RATE // 1000) * room.echo_gain

@@ -41,7 +41,7 @@ from assistant.bench.report import LatencyStats, format_table, machine_info, wri
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.config import load_settings
 from assistant.errors import ConfigError
-from assistant.events import IntentEvent, ResultEvent, SpeechEnd, Transcript
+from assistant.events import IntentEvent, Latency, ReplyHeard, ResultEvent, SpeechEnd, Transcript
 from assistant.language.registry import DEFAULT
 from assistant.server.spawn import spawn_server
 
@@ -70,6 +70,7 @@ class VoiceBenchOptions:
     overrides: tuple[str, ...] = ()  # --set SECTION.KEY=VALUE for the spawned servers
     # gives the same bench's report on the code before a change (bench/before.py), running beside this one
     before: Callable[[], dict[str, Any]] | None = None
+    speech: bool = True  # replies spoken (not played): voice-to-first-audio and the time to the first sentence
 
 
 @dataclass(frozen=True)
@@ -145,13 +146,24 @@ def _audio(voice: Voice, entries: list[dict[str, Any]], index: int, babble_db: f
     return with_babble(pcm, [o[0] for o in others], babble_db), rate, channels
 
 
-def _hear(url: str, audio: tuple[bytes, int, int], language: str, timezone: str) -> list[Received]:
+def _hear(url: str, audio: tuple[bytes, int, int], language: str, timezone: str, speech: bool) -> list[Received]:
     """The request heard by the server, in a session started in `timezone` (the one its expected times are in)."""
     pcm, rate, channels = audio
     received: list[Received] = []
     asyncio.run(stream_audio(url, pcm, rate, channels, received.append, now=CORPUS_NOW, tz=timezone,
-                             language=language))
+                             language=language, speech=speech))
     return received
+
+
+def _spoken(received: list[Received]) -> tuple[list[float], list[float]]:
+    """Voice-to-first-audio of each spoken reply (from the end of speech in the audio sent to its first audio's
+    arrival, the client's clock) and the server's time from result to that audio (the first sentence's TTS)."""
+    ends = {r.event.utterance: r.event.audio_ms / 1000 for r in received if isinstance(r.event, SpeechEnd)}
+    first = [r.t - ends[r.event.utterance] for r in received
+             if isinstance(r.event, ReplyHeard) and r.event.utterance in ends]
+    tts = [(r.event.stages_ms["reply_audio"] - r.event.stages_ms["result"]) / 1000 for r in received
+           if isinstance(r.event, Latency) and "reply_audio" in r.event.stages_ms and "result" in r.event.stages_ms]
+    return first, tts
 
 
 def _row(entry: dict[str, Any], received: list[Received]) -> tuple[dict[str, Any], list[float]]:
@@ -165,7 +177,8 @@ def _row(entry: dict[str, Any], received: list[Received]) -> tuple[dict[str, Any
     return {"file": entry["file"], "said": entry["text"], "verdict": judge_request(entry, readings),
             "heard": " | ".join(e.text for e in events if isinstance(e, Transcript)),
             "intent": [intent for intent, _ in readings], "results": [result for _, result in readings],
-            "voice_to_action_s": [round(x, 3) for x in latencies]}, latencies
+            "voice_to_action_s": [round(x, 3) for x in latencies],
+            "voice_to_first_audio_s": [round(x, 3) for x in _spoken(received)[0]]}, latencies
 
 
 def _memory_mb(pid: int) -> dict[str, float]:
@@ -189,15 +202,19 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
         store = None  # the config's store (a CalDAV server's calendars): the server takes no --store file
     server, url = (None, options.url) if options.url else spawn_server(store, config_args)
     idle = _memory_mb(server.pid) if server is not None else {}
-    rows, latencies = [], []
+    rows, latencies, first_audio, tts = [], [], [], []
     try:
         for index, entry in enumerate(tqdm(entries, desc=f"bench voice {voice.name}"
                                                           + (f" ({engine})" if engine else ""), unit="request",
                                            file=sys.stderr)):
             audio = _audio(voice, entries, index, options.babble_db)
-            row, took = _row(entry, _hear(url, audio, options.language, entry.get("timezone", CORPUS_TZ)))
+            received = _hear(url, audio, options.language, entry.get("timezone", CORPUS_TZ), options.speech)
+            row, took = _row(entry, received)
             rows.append(row)
             latencies += took
+            first, made = _spoken(received)
+            first_audio += first
+            tts += made
         served = _memory_mb(server.pid) if server is not None else {}
     finally:
         if server is not None:
@@ -208,7 +225,10 @@ def _run_voice(voice: Voice, entries: list[dict[str, Any]], options: VoiceBenchO
     return {"voice": voice.name, "split": voice.split, "engine": voice.engine, "asr": engine or "",
             "requests": len(rows),
             **{verdict: counts[verdict] for verdict in VERDICTS},
-            "latency": LatencyStats.from_seconds(latencies).as_dict(), "server_memory": memory, "utterances": rows}
+            "latency": LatencyStats.from_seconds(latencies).as_dict(),
+            "first_audio": LatencyStats.from_seconds(first_audio).as_dict() if first_audio else None,
+            "first_sentence_tts": LatencyStats.from_seconds(tts).as_dict() if tts else None,
+            "server_memory": memory, "utterances": rows}
 
 
 def _by_split(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -237,10 +257,16 @@ def plot_voices(path: Path, voices: list[dict[str, Any]], title: str) -> None:
     share.set_ylabel("% of spoken requests")
     share.set_title("what each request left behind")
     share.legend(loc="lower right", fontsize=8)
-    wait.bar(names, [v["latency"]["p50_ms"] for v in voices], color="tab:blue", label="p50")
+    wait.bar(names, [v["latency"]["p50_ms"] for v in voices], color="tab:blue", label="p50 to the result")
     wait.scatter(names, [v["latency"]["p95_ms"] for v in voices], color="black", marker="_", s=400, label="p95")
+    spoken = [(name, v["first_audio"]) for name, v in zip(names, voices, strict=True) if v.get("first_audio")]
+    if spoken:
+        wait.scatter([n for n, _ in spoken], [s["p50_ms"] for _, s in spoken], color="tab:green", marker="o",
+                     label="p50 to the first reply audio")
+        wait.scatter([n for n, _ in spoken], [s["p95_ms"] for _, s in spoken], color="tab:green", marker="_",
+                     s=400, label="p95 to the first reply audio")
     wait.set_ylabel("voice-to-action, ms")
-    wait.set_title("end of speech -> result")
+    wait.set_title("end of speech -> result, and -> first reply audio")
     wait.legend(fontsize=8, loc="lower right")
     if many:
         for axis in (share, wait):
@@ -255,6 +281,13 @@ def plot_title(heard: str, machine: dict[str, Any]) -> str:
     """`heard`: the recognizer(s), as said ("faster-whisper tiny.en", "whisper vs moonshine")."""
     where = ", ".join(machine["gpus"]) if machine.get("gpus") else f"{machine['cpu']}, {machine['cores']} cores"
     return f"spoken corpus per voice ({heard}; {where})"
+
+
+def _spoken_cells(result: dict[str, Any]) -> list[str]:
+    first, tts = result.get("first_audio"), result.get("first_sentence_tts")
+    if not first:
+        return ["-", "-", "-"]
+    return [f"{first['p50_ms']:.0f}", f"{first['p95_ms']:.0f}", f"{tts['p50_ms']:.0f}" if tts else "-"]
 
 
 def run_voice_bench(options: VoiceBenchOptions) -> int:
@@ -291,10 +324,10 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
     shown = earlier + results
     print(format_table(
         ["code", "asr", "voice", "split", "exact", "asked", "wrong", "wrong bookings", "p50 ms", "p95 ms",
-         "idle RSS MB"],
+         "1st audio p50", "p95", "TTS p50 ms", "idle RSS MB"],
         [[r.get("code", "now"), r["asr"] or "-", r["voice"], r["split"], f"{r['exact']}/{r['requests']}", r["asked"],
           r["wrong"], r["wrong_booking"], f"{r['latency']['p50_ms']:.0f}", f"{r['latency']['p95_ms']:.0f}",
-          r["server_memory"].get("idle_rss_mb", "-")] for r in _by_split(shown)]))
+          *_spoken_cells(r), r["server_memory"].get("idle_rss_mb", "-")] for r in _by_split(shown)]))
     for split in ("tune", "untuned"):
         for code in dict.fromkeys(r.get("code", "now") for r in shown):
             part = [r for r in shown if r["split"] == split and r.get("code", "now") == code]
@@ -311,7 +344,8 @@ def run_voice_bench(options: VoiceBenchOptions) -> int:
         babble = f", babble of {TALKERS} talkers at {options.babble_db:g} dB SNR"
         model, heard = model + babble, heard + babble
     if options.json:
-        write_report(options.json, {"benchmark": "the spoken corpus per voice, one real-time client per request",
+        write_report(options.json, {"benchmark": "the spoken corpus per voice, one real-time client per request"
+                                                 + (", replies spoken" if options.speech else ""),
                                     "command": "assistant bench voice " + " ".join(sys.argv[3:]),
                                     "machine": machine_info(), "language": options.language,
                                     "config": str(options.config or "configs/default.toml"), "asr_model": model,

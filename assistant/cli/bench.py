@@ -42,7 +42,7 @@ def _cmd_bench_voice(args: argparse.Namespace) -> int:
     return run_voice_bench(VoiceBenchOptions(args.corpus, args.url, args.store, args.json, args.language, voices,
                                              args.config, args.asr_model, args.plot, args.limit,
                                              args.side_by_side, args.babble, _engines(args.engines),
-                                             tuple(args.set), before))
+                                             tuple(args.set), before, speech=not args.no_speech))
 
 
 def _before(args: argparse.Namespace, bench: str, corpus: list[str], beside: bool = False
@@ -86,6 +86,13 @@ def _cmd_bench_soak(args: argparse.Namespace) -> int:
                                       json=args.json, plot=args.plot, abuse=args.abuse,
                                       flood_sessions=args.flood_sessions, tokenless=args.tokenless,
                                       guessers=args.guessers))
+
+
+def _cmd_bench_talkback(args: argparse.Namespace) -> int:
+    from assistant.bench.talkback import TalkbackOptions, run_talkback_bench
+
+    return run_talkback_bench(TalkbackOptions(args.corpus, args.echo_gain, args.requests, args.barge_ins,
+                                              args.parallel, args.json, args.plot))
 
 
 def _cmd_bench_expressions(args: argparse.Namespace) -> int:
@@ -212,6 +219,8 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     voice.add_argument("--before", type=Path, metavar="CHECKOUT",
                        help="a checkout of the code before a change (git worktree add DIR COMMIT): the same "
                                         "benchmark runs there first, on this corpus, and the report holds both")
+    voice.add_argument("--no-speech", action="store_true",
+                       help="replies not spoken (by default they are, not played: voice-to-first-audio is measured)")
     voice.set_defaults(func=_cmd_bench_voice)
 
     asr_bench = bench.add_parser("asr", parents=[common],
@@ -264,6 +273,17 @@ def add_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     soak.add_argument("--json", type=Path, help="write the report here")
     soak.add_argument("--plot", type=Path, help="write a PNG of the server's memory over time here")
     soak.set_defaults(func=_cmd_bench_soak)
+    talk = bench.add_parser("talkback", parents=[common],
+                            help="spoken replies in a simulated room: turns started by the assistant's own echo "
+                                 "(with and without the client's canceller), and how soon barge-in stops a reply")
+    talk.add_argument("--corpus", type=Path, default=corpus, help="requests.json + WAVs (default: the test corpus)")
+    talk.add_argument("--echo-gain", type=float, default=0.3, help="the echo's level against the reply's (0.3)")
+    talk.add_argument("--requests", type=int, default=30, help="replies in the echo set (30)")
+    talk.add_argument("--barge-ins", type=int, default=30, help="cases in the barge-in set (30)")
+    talk.add_argument("--parallel", type=int, default=3, help="sessions at once (3)")
+    talk.add_argument("--json", type=Path, help="write the report here")
+    talk.add_argument("--plot", type=Path, help="write a PNG here")
+    talk.set_defaults(func=_cmd_bench_talkback)
     expr = bench.add_parser("expressions", parents=[common],
                             help="the time-expression table through the text path (exact / asked / wrong), "
                                  "Duckling beside it")

@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 import time
+from collections import deque
 from typing import Any
 
 from assistant.clients.connection import open_websocket
@@ -21,6 +22,7 @@ from assistant.clients.send import Received, read_event
 from assistant.events import (
     ErrorEvent,
     Partial,
+    Playback,
     ReplyAudio,
     ReplyAudioEnd,
     ReplyFrame,
@@ -61,10 +63,13 @@ class _Duplex:
         self.player = player
         self.echo = EchoCanceller() if player is not None and echo_cancel else None
         self.position_ms = 0
+        self.reports: deque[Playback] = deque()  # "started" reports for the server, from PortAudio's thread
 
     def block(self, captured: bytes, out: Any | None) -> bytes:
         if self.player is not None and out is not None:
-            played = self.player.pull(len(captured) // 2)
+            played, started = self.player.pull(len(captured) // 2, self.position_ms)
+            if started is not None:
+                self.reports.append(started)
             out[:] = played.tobytes()
             if self.echo is not None:
                 self.echo.play(played, self.position_ms)
@@ -111,6 +116,8 @@ async def _run(url: str, device: str | int | None, tz: str, now: str | None, sec
                         block = await asyncio.wait_for(frames.get(), 1.0)
                     except TimeoutError:
                         continue
+                    while duplex.reports:  # before the audio that carries the reply's echo
+                        await ws.send(duplex.reports.popleft().to_wire())
                     await ws.send(block)
                     # A live microphone never runs ahead of the clock; a device that does (a file played as a
                     # microphone) is held to real time, which is what the server admits ([limits] audio_speed).

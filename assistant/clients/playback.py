@@ -21,6 +21,7 @@ class _Playing:
     rate: int
     resampler: soxr.ResampleStream
     played: int = 0  # output samples played
+    reported: bool = False  # the server was told where it began
 
 
 class ReplyPlayer:
@@ -52,16 +53,22 @@ class ReplyPlayer:
         with self._lock:
             return self._current is not None and len(self._queue) > 0
 
-    def pull(self, count: int) -> np.ndarray:
-        """The next `count` samples to play (silence where nothing plays)."""
+    def pull(self, count: int, at_ms: int | None = None) -> tuple[np.ndarray, Playback | None]:
+        """The next `count` samples to play (silence where nothing plays), and, the first time a reply's sound
+        goes out, the `started` report for the server (`at_ms`: the client's audio sent so far)."""
         out = np.zeros(count, np.int16)
+        started = None
         with self._lock:
             take = min(count, len(self._queue))
             out[:take] = self._queue[:take]
             self._queue = self._queue[take:]
-            if self._current is not None:
-                self._current.played += take
-        return out
+            playing = self._current
+            if playing is not None:
+                playing.played += take
+                if take and not playing.reported and at_ms is not None:
+                    playing.reported = True
+                    started = Playback(playing.reply, "started", 0, at_ms)
+        return out, started
 
     def stop(self) -> Playback | None:
         """Barge-in: silence at once; the report for the server (None when nothing was playing)."""

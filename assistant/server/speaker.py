@@ -75,7 +75,7 @@ class ReplySpeaker:
                 at_ms = max(self._plays_until_ms, self._position_ms())
                 self._plays_until_ms = at_ms + len(audio) * 1000 // rate
                 if self._echo is not None and resampler is not None:
-                    self._echo.play(resampler.resample_chunk(audio), at_ms)
+                    self._echo.play(resampler.resample_chunk(audio), at_ms, reply.number)
                 step = rate * FRAME_MS // 1000
                 for offset in range(0, len(audio), step):
                     piece = audio[offset:offset + step]
@@ -107,11 +107,23 @@ class ReplySpeaker:
         return self._position_ms() < self._plays_until_ms
 
     def played(self, report: Playback) -> None:
-        """The client's report: where it stopped playing a reply (barge-in) or that it finished one."""
-        if report.state != "stopped":
-            return
+        """The client's report: where it began playing a reply, where it stopped one (barge-in), or that it
+        finished one."""
         began = self._starts.get(report.reply)
         if began is None:
+            return
+        if report.state == "started" and report.at_ms is not None:
+            # where the client's sound really began (network, buffers): the echo is looked for there; a report
+            # of a time before the reply was sent, or far after, is no timing and is ignored
+            moved = report.at_ms - began
+            if 0 <= moved <= 2000:
+                self._starts[report.reply] = report.at_ms
+                if self._echo is not None:
+                    self._echo.shift(report.reply, moved)
+                if self._current is not None and self._current.number == report.reply:
+                    self._plays_until_ms += moved
+            return
+        if report.state != "stopped":
             return
         stopped_ms = began + report.played_ms
         self._plays_until_ms = min(self._plays_until_ms, stopped_ms)

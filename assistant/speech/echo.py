@@ -26,6 +26,7 @@ _TEN_MS = RATE // 100
 class _Segment:
     start_ms: int
     audio: np.ndarray  # int16 at 16 kHz
+    reply: int = 0
 
     @property
     def end_ms(self) -> int:
@@ -39,11 +40,17 @@ class EchoCanceller:
         self._apm: object | None = None  # made at the first reply: sessions that never play pay nothing
         self._gate = DoubleTalkGate()
 
-    def play(self, audio: np.ndarray, at_ms: int) -> int:
+    def play(self, audio: np.ndarray, at_ms: int, reply: int = 0) -> int:
         """Reply audio (int16, 16 kHz) the client plays from stream position `at_ms`; returns where it ends."""
-        segment = _Segment(at_ms, audio)
+        segment = _Segment(at_ms, audio, reply)
         self._segments.append(segment)
         return segment.end_ms
+
+    def shift(self, reply: int, by_ms: int) -> None:
+        """The client said where it really began playing `reply`: its audio moves by `by_ms`."""
+        for segment in self._segments:
+            if segment.reply == reply:
+                segment.start_ms += by_ms
 
     def cut(self, at_ms: int) -> None:
         """The client stopped playing at `at_ms` (barge-in): nothing after it comes back."""
@@ -51,7 +58,7 @@ class EchoCanceller:
         for segment in self._segments:
             if segment.start_ms < at_ms:
                 keep = (at_ms - segment.start_ms) * RATE // 1000
-                kept.append(_Segment(segment.start_ms, segment.audio[:keep]))
+                kept.append(_Segment(segment.start_ms, segment.audio[:keep], segment.reply))
         self._segments = kept
 
     @property
@@ -113,17 +120,21 @@ class DoubleTalkGate:
     AEC3 takes the echo 40-46 dB down, but about 1 % of echo-only frames leak through at -10 dB, and webrtcvad
     hears them as speech (measured: docs/speech.md). So while a reply plays (and its echo rings), a frame counts
     only where the microphone is clearly louder than the echo alone would be: `margin` times the echo path's gain
-    (`erl`, learned from the frames that were surely echo alone) times the loudest reply audio of the last
+    (`erl`, learned from the frames the echo dominated) times the loudest reply audio of the last
     `window_ms` (the echo of anything played that recently may still arrive), falling slowly after it (the room
     rings). Voice detection hears echo alone as silence. The audio kept is the canceller's, or the microphone's
     where the canceller swallowed more than the echo (AEC3 mutes some double talk: the speaker's words must not
     be lost)."""
 
     FAR_FLOOR = 30.0  # reply audio quieter than this (RMS, 16-bit) is silence: nothing to echo
-    SURELY_ECHO = 0.05  # the canceller took more than 26 dB away: the frame was echo and nothing else
+    QUIET = 50.0  # a microphone frame this quiet tells nothing about the echo
+    ECHO_DOMINATED = 0.5  # the canceller took more than 6 dB away: the echo dominated the frame
+    NO_ECHO = 0.9  # ... less than 1 dB: no echo came
+    JUMP = 2.0  # a frame this much louder than the echo has been is a speaker starting, never learnt as echo
+    RISE = 1.1  # ... and the echo's level is learnt upwards at most this much a frame
 
-    def __init__(self, window_ms: int = 400, margin: float = 1.2, initial_erl: float = 0.25,
-                 decay: float = 0.9, far_fall: float = 0.97) -> None:
+    def __init__(self, window_ms: int = 400, margin: float = 1.2, initial_erl: float = 0.5,
+                 decay: float = 0.98, far_fall: float = 0.97) -> None:
         self.margin, self.decay, self.far_fall = margin, decay, far_fall
         self._far_level = 0.0  # the window's loudest reply audio, falling slowly after it (the room still rings)
         # the echo's loudest level at the microphone against the loudest reply audio of the window, tracked as an
@@ -142,11 +153,13 @@ class DoubleTalkGate:
         if far <= self.FAR_FLOOR:
             quieter = _no_louder(cleaned, mic, level_in)
             return quieter, quieter
-        # learn from the frames the canceller emptied (while AEC3 converges it also empties a speaker's first
-        # words: learnt too, they make a barge-in early in a reply wait; measured in docs/speech.md)
-        if level_out < self.SURELY_ECHO * level_in:
-            self.erl = max(self.erl * self.decay, min(2.0, level_in / far))
-        else:
+        # learn the echo's level from every frame the canceller took at least half away (the echo dominated it);
+        # forget slowly, only where it took nothing (no echo came) and sound came in: a pause in the reply, or the
+        # canceller still converging, is no sign that the echo got quieter. (While AEC3 converges it also takes a
+        # speaker's first words away: learnt too, they make a barge-in early in a reply wait: docs/speech.md.)
+        if level_out < self.ECHO_DOMINATED * level_in and level_in < self.JUMP * self.erl * far:
+            self.erl = max(self.erl, min(2.0, level_in / far, self.erl * self.RISE))
+        elif level_out > self.NO_ECHO * level_in and level_in > self.QUIET:
             self.erl *= self.decay
         echo = self.erl * far  # the loudest the echo alone would be
         # kept: the canceller's output, unless it swallowed what is louder than the echo could be (AEC3 mutes the

@@ -46,6 +46,12 @@ state.player = new ReplyPlayer((speaking) => {
   const badge = $("speaking");
   badge.textContent = speaking ? "speaking" : "quiet";
   badge.className = `badge ${speaking ? "speaking-on" : "speaking-off"}`;
+}, (reply, inSeconds) => {
+  // where in the audio sent so far the reply's sound begins: the server looks for its echo there
+  const socket = state.socket;
+  if (!socket || socket.readyState !== WebSocket.OPEN) return;
+  const atMs = Math.round(state.sentFrames * FRAME_MS + Math.max(0, inSeconds) * 1000);
+  socket.send(JSON.stringify({ type: "playback", reply, state: "started", played_ms: 0, at_ms: atMs }));
 });
 
 // ---- status and errors, in words ----------------------------------------------------------------------------

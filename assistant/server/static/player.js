@@ -4,7 +4,8 @@
 // stop() silences at once (barge-in) and says how much was played, for the server's `playback` report.
 
 export class ReplyPlayer {
-  constructor(onState) {
+  constructor(onState, onStarted) {
+    this.onStarted = onStarted; // (reply number, seconds from now until its sound begins) => void
     this.context = null; // made on the first reply (after the user's click: browsers allow audio then)
     this.onState = onState; // (speaking: boolean) => void
     this.reply = null; // {number, rate, startedAt, nextTime, sources, ended, sentAll}
@@ -34,7 +35,10 @@ export class ReplyPlayer {
     source.buffer = buffer;
     source.connect(this.context.destination);
     const at = Math.max(this.context.currentTime + 0.02, reply.nextTime);
-    if (reply.startedAt === null) reply.startedAt = at;
+    if (reply.startedAt === null) {
+      reply.startedAt = at;
+      this.onStarted(reply.number, at - this.context.currentTime);
+    }
     reply.nextTime = at + buffer.duration;
     reply.sources.add(source);
     source.onended = () => {
