@@ -626,3 +626,22 @@ def test_a_cancel_in_a_room_found_only_by_sound_asks_which_room(dialogue: Dialog
     named = say(dialogue, "Denali", "out_of_scope", [("room", "Denali")])
     assert isinstance(named, Command) and named.action == "cancel_meeting" and named.committed
     assert dialogue.dispatcher.store.bookings(NOW, NOW + timedelta(days=2)) == []
+
+
+def test_a_correction_right_after_a_booking_changes_that_booking(dialogue: Dialogue) -> None:
+    """"No, Denali" said over or after "Booked Everest ...": that booking moves to Denali (one booking, in one
+    store transaction), and "actually, make it ten" then moves it in time; a correction with nothing booked just
+    before it is an ordinary turn."""
+    booked = say(dialogue, "book everest tomorrow at 9 for an hour", "book_meeting",
+                 [("room", "everest"), ("date", "tomorrow"), ("start_time", "9"), ("duration", "an hour")])
+    assert isinstance(booked, Command) and booked.committed
+    moved = say(dialogue, "no, Denali", "book_meeting", [("room", "Denali")])
+    assert isinstance(moved, Command) and moved.committed and moved.room == "denali"
+    assert moved.amends == booked.booking_id and moved.start == booked.start and moved.end == booked.end
+    later = say(dialogue, "actually, make it ten", "reschedule_meeting", [("start_time", "ten")])
+    assert isinstance(later, Command) and later.committed and later.new_start is not None
+    assert later.new_start.hour == 10 and later.booking_id == moved.booking_id
+    store = dialogue.dispatcher.store
+    assert [(b.room, b.start.hour) for b in store.bookings(NOW, NOW + timedelta(days=2))] == [("denali", 10)]
+    alone = say(dialogue, "no, Fuji", "book_meeting", [("room", "Fuji")], conv="c2")
+    assert isinstance(alone, Clarify)

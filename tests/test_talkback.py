@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import soxr
 
-from assistant.audio.stream import StreamConfig, UtteranceStarted, VoiceStream
-from assistant.bench.room import Cue, Room, talk_in_room
+from assistant.audio.stream import StreamConfig, UtteranceEnded, UtteranceStarted, VoiceStream
+from assistant.bench.room import Cue, Room, speech_onset_ms, talk_in_room
 from assistant.booking.results import Clarify, Command
 from assistant.clients.send import Received, read_wav, stream_audio
 from assistant.domain import Intent, Slot
@@ -97,30 +97,54 @@ def _speech(text: str, voice: str = "piper:joe") -> np.ndarray:
     return soxr.resample(audio, spoken.sample_rate, 16_000).astype(np.int16)
 
 
-def test_the_canceller_takes_the_reply_out_and_never_adds_sound() -> None:
-    reply = _speech("Booked Everest tomorrow, nine to ten a.m. Anything else?")
+def _in_the_room(reply: np.ndarray, user: np.ndarray | None = None, user_at_ms: int = 0
+                 ) -> tuple[list[object], EchoCanceller]:
+    """The reply played at 1 s into a simulated room (bench/room.py), its echo (and the user, if any) through the
+    canceller into a voice stream, 20 ms at a time."""
+    from assistant.bench.room import _echo  # the room's own model of the loudspeaker's sound
+
     room = Room()
-    silence = np.zeros(16_000, np.int16)
-    played = np.concatenate([silence, reply, silence])
+    played = np.concatenate([np.zeros(16_000, np.int16), reply, np.zeros(16_000, np.int16)])
     canceller = EchoCanceller()
     canceller.play(reply, 1000)
     stream = VoiceStream(16_000, config=StreamConfig())
     stream.echo = canceller
-    from assistant.bench.room import _echo  # the room's own model of the loudspeaker's sound
-
-    heard_in, _heard_out, events = 0.0, 0.0, []
+    noise = np.random.default_rng(0)
+    events: list[object] = []
     impulse = room.impulse()
     for i in range(len(played) // 320):
-        echo = _echo(played[: (i + 1) * 320], impulse, i * 320 - room.delay_ms * 16) * room.echo_gain
-        pcm = np.clip(echo, -32768, 32767).astype(np.int16)
-        before = stream.audio_ms
-        events += stream.feed(pcm.tobytes())
-        heard_in += float((pcm.astype(np.float64) ** 2).sum())
-        assert stream.audio_ms == before + 20
-    heard, kept = canceller.clean([np.zeros(320, np.int16).tobytes()], stream.audio_ms, 20)[0]
+        mic = _echo(played[: (i + 1) * 320], impulse, i * 320 - room.delay_ms * 16) * room.echo_gain
+        mic += noise.normal(0.0, room.noise_rms, 320)
+        if user is not None:
+            offset = i * 320 - user_at_ms * 16
+            if 0 <= offset < len(user):
+                piece = user[offset:offset + 320]
+                mic[: len(piece)] += piece
+        events += stream.feed(np.clip(mic, -32768, 32767).astype(np.int16).tobytes())
+    return events + stream.finish(), canceller
+
+
+@pytest.mark.parametrize("said", ["Booked Everest tomorrow, nine to ten a.m. Anything else?", "Which room?",
+                                  "Fuji is taken then. Denali, Kilimanjaro are free at that time, or Fuji is free "
+                                  "from eleven a.m. Which would you like?"])
+def test_the_echo_of_a_reply_starts_no_utterance(said: str) -> None:
+    events, canceller = _in_the_room(_speech(said))
+    assert not any(isinstance(e, UtteranceStarted) for e in events), "the reply's own echo started an utterance"
+    heard, kept = canceller.clean([np.zeros(320, np.int16).tobytes()], 20_000, 20)[0]
     assert not np.frombuffer(heard + kept, np.int16).any(), "digital silence must stay silent"
-    assert heard_in > 0 and not any(isinstance(e, UtteranceStarted) for e in events), \
-        "the reply's own echo started an utterance"
+
+
+def test_a_speaker_over_the_reply_is_heard() -> None:
+    """Words said 1.5 s into a reply (the canceller converged) start an utterance at once, and its audio keeps
+    them: the recognizer hears them."""
+    user = _speech("No, Denali instead.", "espeak:en-us")
+    events, _ = _in_the_room(_speech("Fuji is taken then. Denali and Kilimanjaro are free at that time."), user,
+                             user_at_ms=2500)
+    onset = 2500 + speech_onset_ms(user)
+    started = [e for e in events if isinstance(e, UtteranceStarted)]
+    assert started and onset - 400 <= started[0].start_ms + 300 <= onset + 400
+    ended = [e for e in events if isinstance(e, UtteranceEnded)]
+    assert ended and ended[0].end_ms - ended[0].start_ms >= 800
 
 
 def _wav(path: Path) -> np.ndarray:

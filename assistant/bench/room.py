@@ -29,10 +29,10 @@ FRAME = 320  # 20 ms
 
 @dataclass(frozen=True)
 class Room:
-    echo_gain: float = 0.6  # the loudspeaker's sound at the microphone, against the reply's own level
+    echo_gain: float = 0.3  # the loudspeaker's sound at the microphone, against the reply's own level
     delay_ms: int = 60  # the sound device's output and input latency together
     reverb_ms: int = 200  # how long the room rings
-    noise_rms: float = 30.0  # the microphone's noise floor, in 16-bit units (about -60 dBFS)
+    noise_rms: float = 10.0  # the microphone's noise floor, in 16-bit units (about -70 dBFS)
     seed: int = 0
 
     def impulse(self) -> np.ndarray:

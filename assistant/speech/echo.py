@@ -165,7 +165,7 @@ class DoubleTalkGate:
         # kept: the canceller's output, unless it swallowed what is louder than the echo could be (AEC3 mutes the
         # first hundreds of ms of double talk while it converges: "No, Denali" came out "Denali")
         swallowed = level_out < 0.1 * level_in and level_in >= echo
-        kept = mic.copy() if swallowed else cleaned.copy()
+        kept = mic.copy() if swallowed else _no_louder(cleaned, mic, level_in)
         if level_in < self.margin * echo:  # no louder than the echo alone: voice detection hears nothing
             return np.zeros_like(cleaned), kept
         return kept, kept
