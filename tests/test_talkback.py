@@ -124,11 +124,9 @@ def _in_the_room(reply: np.ndarray, user: np.ndarray | None = None, user_at_ms: 
     return events + stream.finish(), canceller
 
 
-@pytest.mark.parametrize("said", ["Booked Everest tomorrow, nine to ten a.m. Anything else?", "Which room?",
-                                  "Fuji is taken then. Denali, Kilimanjaro are free at that time, or Fuji is free "
-                                  "from eleven a.m. Which would you like?"])
-def test_the_echo_of_a_reply_starts_no_utterance(said: str) -> None:
-    events, canceller = _in_the_room(_speech(said))
+@pytest.mark.parametrize("reply", ["booked.wav", "which_room.wav", "taken.wav"])
+def test_the_echo_of_a_reply_starts_no_utterance(reply: str) -> None:
+    events, canceller = _in_the_room(_wav(DATA / "replies" / reply))
     assert not any(isinstance(e, UtteranceStarted) for e in events), "the reply's own echo started an utterance"
     heard, kept = canceller.clean([np.zeros(320, np.int16).tobytes()], 20_000, 20)[0]
     assert not np.frombuffer(heard + kept, np.int16).any(), "digital silence must stay silent"
@@ -137,14 +135,14 @@ def test_the_echo_of_a_reply_starts_no_utterance(said: str) -> None:
 def test_a_speaker_over_the_reply_is_heard() -> None:
     """Words said 1.5 s into a reply (the canceller converged) start an utterance at once, and its audio keeps
     them: the recognizer hears them."""
-    user = _speech("No, Denali instead.", "espeak:en-us")
-    events, _ = _in_the_room(_speech("Fuji is taken then. Denali and Kilimanjaro are free at that time."), user,
-                             user_at_ms=2500)
+    user = _wav(DATA / "replies" / "no_denali.wav")
+    events, _ = _in_the_room(_wav(DATA / "replies" / "taken_short.wav"), user, user_at_ms=2500)
     onset = 2500 + speech_onset_ms(user)
-    started = [e for e in events if isinstance(e, UtteranceStarted)]
-    assert started and onset - 400 <= started[0].start_ms + 300 <= onset + 400
-    ended = [e for e in events if isinstance(e, UtteranceEnded)]
-    assert ended and ended[0].end_ms - ended[0].start_ms >= 800
+    heard_at = [e.start_ms + 300 for e in events if isinstance(e, UtteranceStarted)]  # start_ms has the pre-roll
+    assert heard_at and onset - 100 <= heard_at[0] <= onset + 500, (onset, heard_at)
+    # ("No," alone may come out a burst too short for a request: docs/speech.md; "Denali instead" is heard)
+    ended = [e for e in events if isinstance(e, UtteranceEnded) and e.end_ms > onset]
+    assert ended and sum(e.end_ms - e.start_ms for e in ended) >= 600
 
 
 def _wav(path: Path) -> np.ndarray:

@@ -107,7 +107,9 @@ class EspeakTts:
             library.espeak_SetSynthCallback(self._callback)
             if library.espeak_SetVoiceByName(self.voice.encode()) != 0:
                 raise VoiceError(f"eSpeak NG has no voice {self.voice!r}")
-            library.espeak_SetParameter(1, self.words_per_minute, 0)  # espeakRATE, absolute
+            # every parameter set each time: the library keeps the last voice's (another language's) otherwise
+            for parameter, value in ((1, self.words_per_minute), (2, 100), (3, 50), (4, 50), (5, 0), (6, 0), (7, 0)):
+                library.espeak_SetParameter(parameter, value, 0)  # rate, volume, pitch, range, punctuation, caps, gap
             utf8 = 1  # espeakCHARS_UTF8
             library.espeak_Synth(data, len(data) + 1, 0, 1, 0, utf8, None, None)
             chunks, self._chunks = self._chunks, []
