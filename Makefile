@@ -8,6 +8,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TEXT ?= book everest tomorrow at 9 for an hour
 HOST ?= 127.0.0.1
 PORT ?= 8765
+SERVE_ARGS ?=  # more for `make run`'s server, e.g. --set speech.enabled=false
 PYTEST_ARGS ?=  # --randomly-seed=N repeats the order of a run (each run prints its seed); -p no:randomly: file order
 
 .PHONY: install install-train install-test install-triton install-corpus system-deps run parse test lint corpus train check-models bench-nlu bench-atis bench-voice bench-e2e bench-scale bench-turns bench-soak bench-soak-abuse bench-store
@@ -67,7 +68,7 @@ install-triton: $(TRITON_VENV)/.installed
 install-corpus: $(VENV)/.installed-corpus
 
 run: install
-	$(VENV)/bin/assistant serve --host $(HOST) --port $(PORT)
+	$(VENV)/bin/assistant serve --host $(HOST) --port $(PORT) $(SERVE_ARGS)
 
 parse: install
 	$(VENV)/bin/assistant parse "$(TEXT)"

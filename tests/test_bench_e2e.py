@@ -120,8 +120,9 @@ def test_a_sweep_against_a_real_server(short_corpus: Path, tmp_path: Path, meeti
         assert {m["file"] for m in point["measurements"]} <= {"r01.wav", "r25.wav"}
         for m in point["measurements"]:
             s = m["stages_s"]
-            assert 0 < s["speech_end"] <= s["transcript"] <= s["intent"] <= s["result"]
-            assert list(m["server_ms"]) == ["speech_end_decided", "transcript", "intent", "result"]
+            # replies are spoken (not played): their first audio comes after the result
+            assert 0 < s["speech_end"] <= s["transcript"] <= s["intent"] <= s["result"] <= s["first_reply_audio"]
+            assert list(m["server_ms"]) == ["speech_end_decided", "transcript", "intent", "result", "reply_audio"]
         assert point["voice_to_action"]["n"] == point["requests"]
         assert point["server"]["compute_per_audio_second"] > 0
         assert {m["client"] for m in point["measurements"]} == set(range(point["clients"]))

@@ -195,6 +195,9 @@ def test_a_chinese_request_spoken_into_the_page_is_booked_and_shown_in_chinese(o
         expect(transcript.locator("mark[data-slot=date]")).to_contain_text("明天")  # and the slot's name
         expect(transcript.locator("mark[data-slot=start_time]")).to_contain_text("上午九点")
         expect(page.locator(".day-row[data-room=fuji] .day-booking")).to_have_text("09:00–09:30")
+        spoken = page.locator("#spoken")  # and said aloud, in Chinese
+        expect(spoken).to_have_text("好的，富士已订好，明天上午九点到九点半。", timeout=30_000)
+        expect(spoken).to_have_attribute("lang", "zh-CN")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"browser-demo-{chosen}.png"), full_page=True)
         browser.close()

@@ -64,7 +64,7 @@ def plot_e2e(points: Sequence[dict[str, Any]], path: Path, title: str, aim_s: fl
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stages = ("speech_end", "transcript", "intent", "result")
+    stages = ("speech_end", "transcript", "intent", "result", "first_reply_audio")
     colors = ["#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [3, 2]})
     width = 0.8 / max(1, len(points))

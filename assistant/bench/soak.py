@@ -111,7 +111,7 @@ async def _soak(url: str, pid: int, options: SoakOptions, tokens: _Tokens | None
     try:
         measurements, _, _ = await run_point(options.clients, E2EOptions(
             url, corpus, options.minutes * 60, options.max_wait_s, seed=options.seed,
-            tokens=tokens.users if tokens else ()))
+            tokens=tokens.users if tokens else (), speech=False))  # the server's capacity, replies not spoken
         abused = await abuse if abuse is not None else None
     finally:
         sampler.cancel()

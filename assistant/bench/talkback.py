@@ -92,7 +92,8 @@ def run_talkback_bench(options: TalkbackOptions) -> int:
     requests = [_pcm16k(options.corpus / entry["file"]) for entry in listing[: options.requests]]
     room = Room(echo_gain=options.echo_gain, noise_rms=10.0)
     scratch = Path(tempfile.mkdtemp(prefix="bench-talkback-"))
-    server, url = spawn_server(scratch / "bookings.sqlite")
+    log: list[str] = []
+    server, url = spawn_server(scratch / "bookings.sqlite", log=log)
     try:
         echo: dict[str, list[dict[str, Any]]] = {}
         with ThreadPoolExecutor(options.parallel) as pool:
@@ -113,6 +114,9 @@ def run_talkback_bench(options: TalkbackOptions) -> int:
     finally:
         server.terminate()
         server.wait(30)
+        failed = [line for line in log if "Traceback" in line or "Error" in line]
+        if failed:  # the server's own failures are the benchmark's first finding
+            print("the server logged failures:\n" + "".join(log[-80:]), file=sys.stderr)
     report = _report(options, echo, barge)
     _print(report)
     if options.json:

@@ -49,6 +49,7 @@ class ReplySpeaker:
         self._current: _Reply | None = None
         self._plays_until_ms = 0  # where the audio sent so far ends playing, in stream time
         self._starts: dict[int, int] = {}  # reply number -> where it started playing (the latest few)
+        self._playing: set[int] = set()  # replies the client said it plays: only their echo is looked for
 
     def speaks(self, language: Language) -> bool:
         return self._speech.speaks(language)
@@ -75,7 +76,8 @@ class ReplySpeaker:
                 at_ms = max(self._plays_until_ms, self._position_ms())
                 self._plays_until_ms = at_ms + len(audio) * 1000 // rate
                 if self._echo is not None and resampler is not None:
-                    self._echo.play(resampler.resample_chunk(audio), at_ms, reply.number)
+                    self._echo.play(resampler.resample_chunk(audio), at_ms, reply.number,
+                                    playing=reply.number in self._playing)
                 step = rate * FRAME_MS // 1000
                 for offset in range(0, len(audio), step):
                     piece = audio[offset:offset + step]
@@ -118,8 +120,9 @@ class ReplySpeaker:
             moved = report.at_ms - began
             if 0 <= moved <= 2000:
                 self._starts[report.reply] = report.at_ms
+                self._playing = {n for n in self._playing if n > report.reply - 8} | {report.reply}
                 if self._echo is not None:
-                    self._echo.shift(report.reply, moved)
+                    self._echo.started(report.reply, moved)
                 if self._current is not None and self._current.number == report.reply:
                     self._plays_until_ms += moved
             return

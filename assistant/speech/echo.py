@@ -1,12 +1,12 @@
 """The assistant must not hear itself: WebRTC's acoustic echo canceller (AEC3, in livekit's packaged
 AudioProcessingModule) on a session's microphone audio, fed with the reply audio the client is playing.
 
-The server knows what it sent and where in the microphone stream the client began playing it (the stream's
-position when the first frame went out; AEC3 finds the remaining delay itself, hundreds of milliseconds of it).
-While a reply plays, and for a tail after it (the room's reverberation, the client's buffers), each 10 ms of
-microphone audio goes through the canceller with the 10 ms of reply audio due at the same time; otherwise audio
-passes untouched, so nothing that was heard before replies were spoken is heard differently. What the canceller
-leaves of the echo, a double-talk gate silences (DoubleTalkGate). Measured in docs/speech.md.
+The server knows what it sent, and the client says when it began playing it (`playback` `started`, with its
+position in the microphone stream; AEC3 finds the remaining delay itself). A reply the client does not say it
+plays (`assistant send`, which plays nothing) has no echo and changes nothing. From a session's first played reply
+on, each 10 ms of its microphone audio goes through the canceller with the 10 ms of reply audio due at the same
+time (silence between replies); before it audio passes untouched. What the canceller leaves of the echo, a
+double-talk gate silences for voice detection (DoubleTalkGate). Measured in docs/speech.md.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class _Segment:
     start_ms: int
     audio: np.ndarray  # int16 at 16 kHz
     reply: int = 0
+    playing: bool = True  # the client said it plays it (a client that plays nothing has no echo to take out)
 
     @property
     def end_ms(self) -> int:
@@ -40,17 +41,19 @@ class EchoCanceller:
         self._apm: object | None = None  # made at the first reply: sessions that never play pay nothing
         self._gate = DoubleTalkGate()
 
-    def play(self, audio: np.ndarray, at_ms: int, reply: int = 0) -> int:
-        """Reply audio (int16, 16 kHz) the client plays from stream position `at_ms`; returns where it ends."""
-        segment = _Segment(at_ms, audio, reply)
+    def play(self, audio: np.ndarray, at_ms: int, reply: int = 0, playing: bool = True) -> int:
+        """Reply audio (int16, 16 kHz) the client plays from stream position `at_ms`; returns where it ends.
+        `playing=False`: sent, not yet known to be played (`started` confirms it)."""
+        segment = _Segment(at_ms, audio, reply, playing)
         self._segments.append(segment)
         return segment.end_ms
 
-    def shift(self, reply: int, by_ms: int) -> None:
-        """The client said where it really began playing `reply`: its audio moves by `by_ms`."""
+    def started(self, reply: int, by_ms: int) -> None:
+        """The client said it plays `reply`, and where its sound really began: its audio moves by `by_ms`."""
         for segment in self._segments:
             if segment.reply == reply:
                 segment.start_ms += by_ms
+                segment.playing = True
 
     def cut(self, at_ms: int) -> None:
         """The client stopped playing at `at_ms` (barge-in): nothing after it comes back."""
@@ -58,19 +61,19 @@ class EchoCanceller:
         for segment in self._segments:
             if segment.start_ms < at_ms:
                 keep = (at_ms - segment.start_ms) * RATE // 1000
-                kept.append(_Segment(segment.start_ms, segment.audio[:keep], segment.reply))
+                kept.append(_Segment(segment.start_ms, segment.audio[:keep], segment.reply, segment.playing))
         self._segments = kept
 
     @property
     def playing_until_ms(self) -> int | None:
-        return max((s.end_ms for s in self._segments), default=None)
+        return max((s.end_ms for s in self._segments if s.playing), default=None)
 
     def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[tuple[bytes, bytes]]:
         """16 kHz PCM frames starting at stream position `first_ms`, with the echo of what plays taken out. Before
         the first reply frames pass untouched; from it on, every frame goes through the canceller (switching it
         off between replies would hand the voice detector a step from processed to raw noise, which it hears as
         speech)."""
-        if self._apm is None and not self._segments:
+        if self._apm is None and not any(segment.playing for segment in self._segments):
             return [(frame, frame) for frame in frames]
         out = [self._frame(frame, first_ms + i * frame_ms) for i, frame in enumerate(frames)]
         done = first_ms + len(frames) * frame_ms - self.tail_ms
@@ -106,6 +109,8 @@ class EchoCanceller:
         """The 10 ms of reply audio due at `at_ms` (silence where nothing plays)."""
         out = np.zeros(_TEN_MS, np.int16)
         for segment in self._segments:
+            if not segment.playing:
+                continue
             offset = (at_ms - segment.start_ms) * RATE // 1000
             if offset + _TEN_MS <= 0 or offset >= len(segment.audio):
                 continue

@@ -11,13 +11,14 @@ import numpy as np
 
 from assistant.bench.e2e.corpus import CorpusItem
 from assistant.clients.send import Received
-from assistant.events import IntentEvent, Latency, ResultEvent, ServerEvent, SpeechEnd, Transcript
+from assistant.events import IntentEvent, Latency, ReplyHeard, ResultEvent, ServerEvent, SpeechEnd, Transcript
 
 __all__ = ["Measurement", "Verdict", "measure_request", "judge", "CLIENT_STAGES"]
 
 # client-clock events, in pipeline order: the stage each is measured as
 CLIENT_STAGES: dict[str, type[ServerEvent]] = {"speech_end": SpeechEnd, "transcript": Transcript,
-                                               "intent": IntentEvent, "result": ResultEvent}
+                                               "intent": IntentEvent, "result": ResultEvent,
+                                               "first_reply_audio": ReplyHeard}  # with replies spoken
 GROWTH_LIMIT_S = 1.0  # latency that rises by more than this over one point (trend line) is falling behind
 
 

@@ -41,6 +41,7 @@ class E2EOptions:
     token: str | None = None  # the server's access token, if it needs one
     tokens: tuple[str, ...] = ()  # one per client instead (client i: tokens[i % len]): each its own identity
     client_procs: int = 1  # processes the clients are spread over, each with its own event loop
+    speech: bool = True  # replies spoken (their audio comes, is not played): first reply audio is measured too
 
 
 def one_client_limits(room: int) -> list[str]:
@@ -66,7 +67,8 @@ async def _client(index: int, options: E2EOptions, t0: float, deadline: float, r
         sent_at = time.monotonic() - t0
         stream = stream_audio(options.url, item.pcm, item.rate, item.channels, events.append, now=CORPUS_NOW,
                               tz=CORPUS_TZ, tail_ms=TAIL_MS,
-                              token=options.tokens[index % len(options.tokens)] if options.tokens else options.token)
+                              token=options.tokens[index % len(options.tokens)] if options.tokens else options.token,
+                              speech=options.speech)
         try:
             await asyncio.wait_for(stream, item.audio_s + TAIL_MS / 1000 + options.max_wait_s)
             finished = True
