@@ -102,10 +102,11 @@ def run_talkback_bench(options: TalkbackOptions) -> int:
                 echo[name] = list(tqdm(pool.map(lambda r, c=cancel: _echo_case(url, r, room, c), requests),
                                        total=len(requests), desc=f"echo ({name})", file=sys.stderr))
             cases = []
-            for i in range(options.barge_ins):
-                voice = list(CUT_IN_VOICES)[i % len(CUT_IN_VOICES)]
-                text = CUT_INS[i % len(CUT_INS)]
-                cases.append((voice, text, AFTER_REPLY_MS[i % len(AFTER_REPLY_MS)], requests[i % len(requests)]))
+            voices = list(CUT_IN_VOICES)
+            for i in range(options.barge_ins):  # every voice at every point of the reply, with every text
+                voice = voices[i % len(voices)]
+                after_ms = AFTER_REPLY_MS[(i // len(voices)) % len(AFTER_REPLY_MS)]
+                cases.append((voice, CUT_INS[i % len(CUT_INS)], after_ms, requests[i % len(requests)]))
             words = {(v, t): _espeak(t, v, scratch) for v, t, _, _ in cases}
             barge = list(tqdm(pool.map(lambda c: {"voice": c[0], "split": CUT_IN_VOICES[c[0]], "words": c[1],
                                                   "after_reply_ms": c[2],
@@ -129,8 +130,8 @@ def run_talkback_bench(options: TalkbackOptions) -> int:
 def _report(options: TalkbackOptions, echo: dict[str, list[dict[str, Any]]], barge: list[dict[str, Any]]
             ) -> dict[str, Any]:
     splits = {}
-    for split in ("tune", "untuned"):
-        part = [b for b in barge if b["split"] == split]
+    for split in ("tune", "untuned", *(f"{ms} ms into the reply" for ms in AFTER_REPLY_MS)):
+        part = [b for b in barge if b["split"] == split or f"{b['after_reply_ms']} ms into the reply" == split]
         stopped = [b["stopped_after_ms"] for b in part if b["stopped_after_ms"] is not None]
         splits[split] = {"cases": len(part), "stopped": len(stopped),
                          "within_200_ms": sum(1 for ms in stopped if ms <= 200),
@@ -155,7 +156,7 @@ def _print(report: dict[str, Any]) -> None:
         stop = s["stop_ms"] or {}
         rows.append([split, s["cases"], s["stopped"], s["within_200_ms"], f"{stop.get('p50_ms', 0):.0f}",
                      f"{stop.get('p95_ms', 0):.0f}"])
-    print(format_table(["barge-in voices", "cases", "reply stopped", "within 200 ms", "p50 ms", "p95 ms"], rows))
+    print(format_table(["barge-ins", "cases", "reply stopped", "within 200 ms", "p50 ms", "p95 ms"], rows))
 
 
 def _plot(path: Path, report: dict[str, Any]) -> None:

@@ -101,7 +101,7 @@ class Session(RunnerHooks):
         return Ready(self.id, TARGET_RATE, self.language.code, speech=self.speaker is not None)
 
     async def playback(self, report: Playback) -> None:
-        """The client stopped a reply (the speaker cut in) or finished it."""
+        """Where the client began playing a reply, stopped one (the speaker cut in), or finished one."""
         if self.speaker is not None:
             self.speaker.played(report)
 

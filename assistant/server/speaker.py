@@ -1,12 +1,11 @@
 """One session's spoken replies: a result's reply, written for the ear, synthesized a sentence at a time by the
 speech worker and streamed as it is made (`reply_audio`, binary ReplyFrames, `reply_audio_end`).
 
-What plays is also scheduled in the session's echo canceller at the microphone stream position where the client
-plays it, so the reply coming back through the microphone is taken out before voice detection; and the turn it
-answers stays open while it plays: speech that cuts in (barge-in) continues that turn as speech soon after a turn
-does ("no, Denali" moves the booking just made; an answer to the question answers it; a new request is its own).
-A newer reply replaces one still being sent; the client's `playback` report of where it stopped ends the echo
-there.
+What is sent is also scheduled in the session's echo canceller, at the microphone stream position where the
+client says its sound began (`playback` `started`), so the reply coming back through the microphone is taken out
+before voice detection. Speech while a reply plays (barge-in) is a turn of its own: the client stops playing on
+its `speech_start`, the server stops sending (`cut`), and the client's `stopped` report ends the echo there. A
+newer reply replaces one still being sent.
 """
 
 from __future__ import annotations
@@ -42,9 +41,9 @@ class _Reply:
 class ReplySpeaker:
     def __init__(self, speech: SpeechWorker, send: Callable[[ServerEvent], Awaitable[None]],
                  send_bytes: Callable[[bytes], Awaitable[None]], position_ms: Callable[[], int],
-                 turns: TurnTaker, echo: EchoCanceller | None, metrics: ServerMetrics) -> None:
+                 echo: EchoCanceller | None, metrics: ServerMetrics) -> None:
         self._speech, self._send, self._send_bytes = speech, send, send_bytes
-        self._position_ms, self._turns, self._echo, self._metrics = position_ms, turns, echo, metrics
+        self._position_ms, self._echo, self._metrics = position_ms, echo, metrics
         self._count = 0
         self._current: _Reply | None = None
         self._plays_until_ms = 0  # where the audio sent so far ends playing, in stream time
@@ -58,7 +57,7 @@ class ReplySpeaker:
                   first_audio: Callable[[ReplyAudio], Awaitable[None]]) -> bool:
         """Speak `text`; `first_audio` is handed the `reply_audio` event as the first audio goes out. Returns False
         when nothing was said (cut before its first sentence)."""
-        await self.cut(utterance)  # a newer reply: the older one stops where it is
+        await self.cut()  # a newer reply: the older one stops where it is
         self._count += 1
         reply = self._current = _Reply(self._count, utterance, task=asyncio.current_task())
         resampler: soxr.ResampleStream | None = None
@@ -95,7 +94,7 @@ class ReplySpeaker:
         await self._send(ReplyAudioEnd(utterance, reply.number, reply.sent_ms))
         return True
 
-    async def cut(self, utterance: int | None = None) -> None:
+    async def cut(self) -> None:
         """Stop sending the reply in progress (the speaker cut in, or a newer reply takes its place)."""
         reply, self._current = self._current, None
         if reply is None or reply.task is None or reply.task is asyncio.current_task():
@@ -104,9 +103,6 @@ class ReplySpeaker:
         self._metrics.replies.labels("cut").inc()
         if reply.start_ms is not None:
             await self._send(ReplyAudioEnd(reply.utterance, reply.number, reply.sent_ms, cut=True))
-
-    def playing(self) -> bool:
-        return self._position_ms() < self._plays_until_ms
 
     def played(self, report: Playback) -> None:
         """The client's report: where it began playing a reply, where it stopped one (barge-in), or that it
@@ -145,4 +141,4 @@ def spoken_replies(start: Start, workers: Workers, turns: TurnTaker, send: Calla
     if workers.speech_settings.echo_cancel:
         echo = EchoCanceller(workers.speech_settings.echo_tail_ms)
         turns.stream.echo = echo
-    return ReplySpeaker(workers.speech, send, send_bytes, position_ms, turns, echo, workers.metrics)
+    return ReplySpeaker(workers.speech, send, send_bytes, position_ms, echo, workers.metrics)

@@ -64,10 +64,6 @@ class EchoCanceller:
                 kept.append(_Segment(segment.start_ms, segment.audio[:keep], segment.reply, segment.playing))
         self._segments = kept
 
-    @property
-    def playing_until_ms(self) -> int | None:
-        return max((s.end_ms for s in self._segments if s.playing), default=None)
-
     def clean(self, frames: list[bytes], first_ms: int, frame_ms: int) -> list[tuple[bytes, bytes]]:
         """16 kHz PCM frames starting at stream position `first_ms`, with the echo of what plays taken out. Before
         the first reply frames pass untouched; from it on, every frame goes through the canceller (switching it
