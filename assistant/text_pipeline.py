@@ -49,15 +49,18 @@ class Turn:
     alternatives: tuple[Hypothesis, ...] = ()
     score: float = 0.0
     spoken: bool = False
+    # said over the assistant's own spoken reply (barge-in): heard under its echo, so what it would book is
+    # proposed ("Did you want to book ...? Say yes"), never booked at once
+    cut_in: bool = False
 
 
 def spoken_turn(text: str, conversation: str, now: datetime, earlier: str | None, *, preview: bool = False,
-                owner: str | None = None) -> Turn:
+                owner: str | None = None, cut_in: bool = False) -> Turn:
     """A turn of speech; `earlier`: the words of the turn it reopens (None: it reopens none), so it carries the
     words it adds to them. The session and `bench turns` make their turns here alike."""
     return Turn(text, conversation, now, preview=preview, reopens=bool(earlier),
                 tail=tail_after(earlier, text) if earlier else "", owner=owner, alternatives=alternatives_of(text),
-                score=score_of(text), spoken=True)
+                score=score_of(text), spoken=True, cut_in=cut_in)
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ class TextPipeline:
         intent, slots = understood.intent, [(s.name, s.text) for s in understood.slots]
         guess = understood.guess
         # another reading of the recognizer, about as likely, names another room or time: proposed, not booked
-        unsure = bool(doubtful) and intent == Intent.BOOK_MEETING
+        unsure = (bool(doubtful) or turn.cut_in) and intent == Intent.BOOK_MEETING
         reopen = None
         if turn.reopens:
             reopen = Reopen(turn.tail) if not isinstance(tail, Understanding) else \

@@ -4,13 +4,13 @@ outcomes in order, one model call for a batch, a failing turn failing alone. The
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from assistant.booking.results import Clarify, Rejected
+from assistant.booking.results import Clarify, Command, Rejected
 from assistant.config import Settings
-from assistant.nlu.parser import ParseFailure
+from assistant.nlu.parser import IntentSlotParser, ParseFailure
 from assistant.text_pipeline import Turn
 from tests.fakes import FakeNLUBackend, break_dialogue, fake_pipeline
 
@@ -58,3 +58,18 @@ def test_a_weak_booking_reading_is_asked_about_not_rejected(settings: Settings, 
     (outcome,) = pipeline.act_many([Turn("Denali", "c", NOW)], commit=True)
     assert outcome.intent == "out_of_scope" and isinstance(outcome.result, Clarify), outcome.result
     assert outcome.result.missing == ("date", "start_time")
+
+
+def test_a_booking_said_over_the_assistant_s_reply_is_proposed_not_made(settings: Settings, parser: IntentSlotParser,
+                                                                       tmp_path: Path) -> None:
+    """Speech that cut in on a spoken reply was heard under its echo: what it would book is asked about first (a
+    misheard question once booked Fuji that way); the same words said in quiet book at once."""
+    from assistant.wiring import build_text_pipeline
+
+    pipeline = build_text_pipeline(settings, tmp_path / "b.sqlite", parser=parser)
+    said = "book fuji on friday at ten for half an hour"
+    cut_in, quiet = pipeline.act_many([Turn(said, "c1", NOW, spoken=True, cut_in=True),
+                                       Turn(said.replace("fuji", "denali"), "c2", NOW, spoken=True)], commit=True)
+    assert isinstance(cut_in.result, Clarify) and "confirmation" in cut_in.result.missing
+    assert pipeline.store.bookings(NOW, NOW + timedelta(days=7), "fuji") == []
+    assert isinstance(quiet.result, Command) and quiet.result.committed and quiet.result.room == "denali"

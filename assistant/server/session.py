@@ -152,8 +152,9 @@ class Session(RunnerHooks):
     async def began(self, began: TurnBegan) -> None:
         self._set_speaking(True)
         await self.send(SpeechStart(began.utterance, began.start_ms))
-        if self.speaker is not None:  # barge-in: the client stops playing on speech_start; nothing more is sent
-            await self.speaker.cut()
+        if self.speaker is not None and self.speaker.playing():  # barge-in: the client stops playing on
+            self.runner.cut_in.add(began.utterance)  # speech_start; nothing more is sent, and what the speaker
+            await self.speaker.cut()  # says was heard under the reply's echo: a booking in it is proposed
 
     async def verdict(self, decision: Verdict) -> None:
         verdict = decision.verdict

@@ -94,6 +94,10 @@ class ReplySpeaker:
         await self._send(ReplyAudioEnd(utterance, reply.number, reply.sent_ms))
         return True
 
+    def playing(self) -> bool:
+        """A reply is being sent or may still be playing at the client (its sound goes on to here)."""
+        return self._current is not None or self._position_ms() < self._plays_until_ms
+
     async def cut(self) -> None:
         """Stop sending the reply in progress (the speaker cut in, or a newer reply takes its place)."""
         reply, self._current = self._current, None

@@ -137,6 +137,7 @@ class TurnRunner:
         self.retry, self.spawn = retry, spawn
         self._utterances: dict[int, _Utterance] = {}
         self._said: dict[int, str] = {}  # utterance -> the words its turn was acted on (what a reopening one adds to)
+        self.cut_in: set[int] = set()  # utterances that began over the assistant's spoken reply (the owner says)
         self._last_turn: asyncio.Task[None] | None = None  # turns act in the order they were spoken
         self._spoken: Language | None = None  # AUTO: the language identified last (partials are decoded in it)
 
@@ -175,11 +176,12 @@ class TurnRunner:
         await work
         return None
 
-    def _turn(self, text: str, *, preview: bool = False, reopens: int | None = None) -> Turn:
+    def _turn(self, text: str, *, preview: bool = False, reopens: int | None = None, utterance: int = 0) -> Turn:
         """A turn of this conversation; one that reopens an earlier turn whose words are known carries the words
         it adds to them (`tail`)."""
         earlier = self._said.get(reopens) if reopens is not None else None
-        return spoken_turn(text, self.conversation, self.now(), earlier, preview=preview, owner=self.owner)
+        return spoken_turn(text, self.conversation, self.now(), earlier, preview=preview, owner=self.owner,
+                           cut_in=utterance in self.cut_in)
 
     def _record(self, utterance: int) -> _Utterance:
         return self._utterances.setdefault(utterance, _Utterance())
@@ -250,7 +252,7 @@ class TurnRunner:
             await self.hooks.transcript(utterance, text, heard_in or self.language)
             if not text:
                 return
-            turn = self._turn(text, reopens=ended.reopens)
+            turn = self._turn(text, reopens=ended.reopens, utterance=ended.utterance)
             self._said = {**{u: t for u, t in self._said.items() if u > utterance - KEPT_TURN_WORDS},
                           utterance: text}
             outcome = await self.retry(lambda: self.acting.act(turn), self._waiting(utterance))
