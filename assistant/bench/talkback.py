@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soxr
 from tqdm import tqdm
 
+from assistant.audio.pcm import PcmDecoder
 from assistant.bench.e2e.corpus import CORPUS_NOW, CORPUS_TZ
 from assistant.bench.report import LatencyStats, format_table, machine_info, write_report
 from assistant.bench.room import Cue, Room, RoomRun, talk_in_room
@@ -53,11 +53,10 @@ class TalkbackOptions:
 
 
 def _pcm16k(path: Path) -> np.ndarray:
+    """A WAV as the server hears it: mono 16 kHz, through the server's own decoder."""
     pcm, rate, channels = read_wav(path)
-    audio = np.frombuffer(pcm, np.int16)
-    if channels == 2:
-        audio = audio.reshape(-1, 2).mean(axis=1).astype(np.int16)
-    return audio if rate == 16_000 else soxr.resample(audio, rate, 16_000).astype(np.int16)
+    decoder = PcmDecoder(rate, channels)
+    return np.frombuffer(b"".join(decoder.feed(pcm) + decoder.flush()), np.int16)
 
 
 def _espeak(text: str, voice: str, folder: Path) -> np.ndarray:

@@ -43,9 +43,6 @@ class SpeechWorker:
             voice = self._voices[language] = load_voice(self._specs[language])
         return voice
 
-    def sample_rate(self, language: Language) -> int:
-        return self._voice(language).sample_rate
-
     async def sentences(self, language: Language, text: str) -> AsyncIterator[tuple[np.ndarray, int]]:
         """The text's audio, a sentence at a time as each is made: (int16 samples, sample rate)."""
         loop = asyncio.get_running_loop()
@@ -71,9 +68,9 @@ class SpeechWorker:
 
 def load_speech(voices: Mapping[Language, str], metrics: ServerMetrics) -> SpeechWorker | None:
     """The worker with every voice loaded, or None where no language has one (or a voice cannot load: said)."""
-    worker = SpeechWorker(voices, metrics)
-    if not worker._specs:
+    if not any(voices.values()):
         return None
+    worker = SpeechWorker(voices, metrics)
     try:
         worker.warm_up()
     except VoiceError as exc:
